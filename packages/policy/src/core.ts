@@ -1,0 +1,12 @@
+/**
+ * The zero-dependency subset of the policy package, for the helper bundle: it must start fast, so
+ * nothing reachable from here imports zod or any other package.
+ */
+export * from './base64.js';
+export * from './error-kinds.js';
+export * from './host-os.js';
+export * from './limits.js';
+export * from './methods.js';
+export * from './native-path.js';
+export * from './path-bytes.js';
+export * from './path-uri.js';

@@ -1,0 +1,2 @@
+export * from './core.js';
+export type { SandboxPlan, WritableRoot } from './sandbox-plan.js';

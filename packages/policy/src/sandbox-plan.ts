@@ -1,0 +1,33 @@
+import type { HostOs } from './host-os.js';
+
+/**
+ * The platform-neutral result of resolving a sandbox context: what the helper may read and write,
+ * with every path already native and absolute. Backends (bwrap, Seatbelt, restricted token) turn
+ * exactly this into a platform command; nothing else about the policy reaches them.
+ */
+export interface SandboxPlan {
+  os: HostOs;
+  /** `root:read` with no deny entry: the base layer is the whole filesystem, read-only. */
+  fullDiskRead: boolean;
+  /** Readable roots (directories or exact files) when `fullDiskRead` is false; includes the platform minimal roots and the helper's runtime files. Sorted, deduplicated, none inside another. */
+  readableRoots: string[];
+  /** Writable roots with what must stay read-only inside them. Sorted by path. */
+  writableRoots: WritableRoot[];
+  /** Paths denied outright (deny entries), native and absolute. The backend masks them. */
+  deniedPaths: string[];
+  /** Deny-only glob patterns, absolute (relative ones resolved against cwd). */
+  denyGlobs: string[];
+  /** The sandbox cwd (native), when the context has one. */
+  cwd: string | null;
+}
+
+export interface WritableRoot {
+  root: string;
+  /** Read-only entries nested inside this root (deepest-wins read entries), native and absolute. */
+  readOnlySubpaths: string[];
+  /**
+   * Protected metadata names (`.git`, `.agents`, `.codex`) that must not be written directly under
+   * this root. Empty when the root itself lies inside such a name (explicit grant).
+   */
+  protectedNames: string[];
+}

@@ -1,0 +1,31 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const srcDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'src');
+
+/** Every module reachable from core.ts by relative imports, with its import specifiers. */
+function reachable(entry: string): Map<string, string[]> {
+  const seen = new Map<string, string[]>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    const text = readFileSync(join(srcDir, file), 'utf8');
+    const specifiers = [...text.matchAll(/from\s+'([^']+)'/g)].map((m) => m[1] as string);
+    seen.set(file, specifiers);
+    for (const s of specifiers) if (s.startsWith('./')) visit(s.slice(2).replace(/\.js$/, '.ts'));
+  };
+  visit(entry);
+  return seen;
+}
+
+describe('core entry point', () => {
+  it('reaches no package import at all (the helper bundle must stay small and fast)', () => {
+    const modules = reachable('core.ts');
+    expect(modules.size).toBeGreaterThan(5);
+    for (const [file, specifiers] of modules) {
+      for (const s of specifiers)
+        expect(s.startsWith('./') || s.startsWith('node:') ? s : `${file}: ${s}`).toBe(s);
+    }
+  });
+});
