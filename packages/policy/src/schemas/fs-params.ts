@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { LIMITS } from '../limits.js';
+import {
+  decimalSchema,
+  optionalFlagSchema,
+  pathUriSchema,
+  sha256HexSchema,
+  u64Schema,
+} from './primitives.js';
+import { sandboxContextSchema } from './sandbox-context.js';
+
+/** Params of every fs method (DESIGN §4, reference §4). Unknown keys are ignored like serde does. */
+
+const sandbox = sandboxContextSchema.nullish();
+
+export const readFileParamsSchema = z.object({ path: pathUriSchema, sandbox });
+export type ReadFileParams = z.output<typeof readFileParamsSchema>;
+
+export const WRITE_MODES = ['overwrite', 'create'] as const;
+export type WriteMode = (typeof WRITE_MODES)[number];
+
+export const writeFileParamsSchema = z.object({
+  path: pathUriSchema,
+  dataBase64: z.string(),
+  sandbox,
+  /** Extension: `create` refuses an existing target (`file_already_exists`). Default `overwrite`. */
+  mode: z.enum(WRITE_MODES).nullish(),
+  /** Extension: the write happens only if the current content hashes to this (`hash_mismatch`). */
+  expectedSha256: sha256HexSchema.nullish(),
+});
+export type WriteFileParams = z.output<typeof writeFileParamsSchema>;
+
+export const createDirectoryParamsSchema = z.object({
+  path: pathUriSchema,
+  recursive: optionalFlagSchema,
+  sandbox,
+});
+export type CreateDirectoryParams = z.output<typeof createDirectoryParamsSchema>;
+
+export const getMetadataParamsSchema = z.object({ path: pathUriSchema, sandbox });
+export type GetMetadataParams = z.output<typeof getMetadataParamsSchema>;
+
+export const canonicalizeParamsSchema = z.object({ path: pathUriSchema, sandbox });
+export type CanonicalizeParams = z.output<typeof canonicalizeParamsSchema>;
+
+export const readDirectoryParamsSchema = z.object({ path: pathUriSchema, sandbox });
+export type ReadDirectoryParams = z.output<typeof readDirectoryParamsSchema>;
+
+export const removeParamsSchema = z.object({
+  path: pathUriSchema,
+  recursive: optionalFlagSchema,
+  force: optionalFlagSchema,
+  sandbox,
+});
+export type RemoveParams = z.output<typeof removeParamsSchema>;
+
+export const copyParamsSchema = z.object({
+  sourcePath: pathUriSchema,
+  destinationPath: pathUriSchema,
+  recursive: z.boolean(),
+  sandbox,
+});
+export type CopyParams = z.output<typeof copyParamsSchema>;
+
+export const walkOptionsSchema = z.object({
+  maxDepth: u64Schema,
+  maxDirectories: u64Schema,
+  maxEntries: u64Schema,
+  followDirectorySymlinks: z.boolean(),
+  pruneHiddenDirectories: z.boolean().nullish(),
+});
+export type WalkOptions = z.output<typeof walkOptionsSchema>;
+
+export const walkParamsSchema = z.object({ path: pathUriSchema, options: walkOptionsSchema, sandbox });
+export type WalkParams = z.output<typeof walkParamsSchema>;
+
+export const handleIdSchema = z.string();
+
+export const openParamsSchema = z.object({
+  handleId: handleIdSchema.refine((id) => Buffer.byteLength(id, 'utf8') <= LIMITS.handleIdMaxBytes, {
+    message: `file handle id must be at most ${LIMITS.handleIdMaxBytes} bytes`,
+  }),
+  path: pathUriSchema,
+  // `replace` is the reference's write streaming, which this server does not offer; it is named
+  // here so `append` still gets the reference's message, and refused below with a clear one.
+  mode: z
+    .enum(['read', 'replace'])
+    .nullish()
+    .refine((mode) => mode !== 'replace', {
+      message: 'fs/open mode `replace` (write streaming) is not supported',
+    }),
+  sandbox,
+});
+export type OpenParams = z.output<typeof openParamsSchema>;
+
+export const readBlockParamsSchema = z.object({
+  handleId: handleIdSchema,
+  offset: u64Schema,
+  len: u64Schema,
+});
+export type ReadBlockParams = z.output<typeof readBlockParamsSchema>;
+
+export const closeParamsSchema = z.object({ handleId: handleIdSchema });
+export type CloseParams = z.output<typeof closeParamsSchema>;
+
+/** Internal helper op behind fs/open: validates a readable regular file and reports its identity. */
+export const openForReadParamsSchema = z.object({ path: pathUriSchema, sandbox });
+export type OpenForReadParams = z.output<typeof openForReadParamsSchema>;
+
+export const fileIdentitySchema = z.object({ dev: decimalSchema, ino: decimalSchema });
+export type FileIdentity = z.output<typeof fileIdentitySchema>;
+
+/** Internal helper op behind fs/readBlock: one positional read, refused if the file was swapped. */
+export const readRangeParamsSchema = z.object({
+  path: pathUriSchema,
+  offset: u64Schema,
+  len: u64Schema,
+  identity: fileIdentitySchema.nullish(),
+  sandbox,
+});
+export type ReadRangeParams = z.output<typeof readRangeParamsSchema>;

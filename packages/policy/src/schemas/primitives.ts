@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { parsePathUri } from '../path-uri.js';
+
+/** A wire path: validated and returned in canonical `file:` form (path-uri.ts holds the rules). */
+export const pathUriSchema = z.string().transform((value, ctx) => {
+  try {
+    return parsePathUri(value);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message, input: value });
+    return z.NEVER;
+  }
+});
+
+/**
+ * A u64 as JSON carries it. Only safe integers are accepted: a larger number has already lost
+ * precision in JSON.parse, so acting on it would act on a different value than the client sent.
+ */
+export const u64Schema = z
+  .number()
+  .refine((n) => Number.isSafeInteger(n) && n >= 0, { message: 'invalid number', abort: true });
+
+/** `bool | null`, as the reference accepts for its optional flags; null means the default. */
+export const optionalFlagSchema = z.boolean().nullish();
+
+/** A SHA-256 digest in hex; normalised to lower case so comparisons are plain string equality. */
+export const sha256HexSchema = z
+  .string()
+  .regex(/^[0-9a-fA-F]{64}$/, { message: 'expectedSha256 must be 64 hexadecimal characters' })
+  .transform((hex) => hex.toLowerCase());
+
+/** A decimal string for a device or inode number (bigint stat values do not fit a JSON number). */
+export const decimalSchema = z.string().regex(/^(0|[1-9][0-9]*)$/, { message: 'expected a decimal string' });

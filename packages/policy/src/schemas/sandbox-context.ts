@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { pathUriSchema, u64Schema } from './primitives.js';
+
+/**
+ * The sandbox context (DESIGN §4, reference §6.1). Lenient where the reference is lenient (unknown
+ * keys ignored, `none` for deny, the `current_working_directory` alias, unknown special kinds kept)
+ * and strict on everything that decides what is reachable.
+ */
+
+export const ACCESS_VALUES = ['read', 'write', 'deny'] as const;
+export type Access = (typeof ACCESS_VALUES)[number];
+
+export const accessSchema = z.preprocess(
+  (value) => (value === 'none' ? 'deny' : value),
+  z.enum(ACCESS_VALUES),
+);
+
+export const SPECIAL_KINDS = ['root', 'minimal', 'project_roots', 'tmpdir', 'slash_tmp'] as const;
+/** The special kinds this version understands, plus `unknown` for anything newer. */
+export type SpecialKind = (typeof SPECIAL_KINDS)[number] | 'unknown';
+
+export type FileSystemSpecialPath =
+  | { kind: 'root' }
+  | { kind: 'minimal' }
+  | { kind: 'project_roots'; subpath: string | null }
+  | { kind: 'tmpdir' }
+  | { kind: 'slash_tmp' }
+  /** A kind from a newer client: kept so it round-trips, but it grants nothing (fail closed). */
+  | { kind: 'unknown'; raw: Record<string, unknown> };
+
+const KIND_ALIASES: Record<string, string> = { current_working_directory: 'project_roots' };
+
+/**
+ * A `project_roots` subpath is joined onto each workspace root, so it must stay inside it: an
+ * absolute path or a `..` segment would turn "the project" into anywhere on the disk.
+ */
+function subpathProblem(subpath: string): string | null {
+  if (subpath.includes('\0')) return 'project_roots subpath must not contain NUL';
+  if (/^([\\/]|[A-Za-z]:)/.test(subpath)) return `project_roots subpath \`${subpath}\` must be relative`;
+  if (subpath.split(/[\\/]/).includes('..'))
+    return `project_roots subpath \`${subpath}\` must not contain \`..\``;
+  return null;
+}
+
+export const specialPathSchema = z
+  .looseObject({ kind: z.string(), subpath: z.string().nullish() })
+  .transform((value, ctx): FileSystemSpecialPath => {
+    const kind = KIND_ALIASES[value.kind] ?? value.kind;
+    switch (kind) {
+      case 'root':
+      case 'minimal':
+      case 'tmpdir':
+      case 'slash_tmp':
+        return { kind };
+      case 'project_roots': {
+        const subpath = value.subpath ?? null;
+        const problem = subpath === null ? null : subpathProblem(subpath);
+        if (problem !== null) {
+          ctx.addIssue({ code: 'custom', message: problem, path: ['subpath'], input: subpath });
+          return z.NEVER;
+        }
+        return { kind, subpath: subpath === '' ? null : subpath };
+      }
+      default:
+        return { kind: 'unknown', raw: { ...value } };
+    }
+  });
+
+export const globPatternSchema = z
+  .string()
+  .refine((p) => p.length > 0 && !p.includes('\0'), {
+    message: 'glob_pattern must be a non-empty string without NUL',
+  });
+
+export const fileSystemPathSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('path'), path: pathUriSchema }),
+  z.object({ type: z.literal('special'), value: specialPathSchema }),
+  z.object({ type: z.literal('glob_pattern'), pattern: globPatternSchema }),
+]);
+export type FileSystemPath = z.output<typeof fileSystemPathSchema>;
+
+export const fileSystemEntrySchema = z.object({ path: fileSystemPathSchema, access: accessSchema });
+export type FileSystemEntry = z.output<typeof fileSystemEntrySchema>;
+
+export const managedFileSystemSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('restricted'),
+    entries: z.array(fileSystemEntrySchema),
+    glob_scan_max_depth: u64Schema.nullish(),
+  }),
+  z.object({ type: z.literal('unrestricted') }),
+]);
+export type ManagedFileSystem = z.output<typeof managedFileSystemSchema>;
+
+export const networkSchema = z.enum(['restricted', 'enabled']);
+
+export const permissionProfileSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('managed'),
+    file_system: managedFileSystemSchema,
+    // The helper never needs the network; a missing value is read as the safe one.
+    network: networkSchema.default('restricted'),
+  }),
+  z.object({ type: z.literal('disabled') }),
+  z.object({ type: z.literal('external'), network: networkSchema.nullish() }),
+]);
+export type PermissionProfile = z.output<typeof permissionProfileSchema>;
+/** The only profile shape that needs a platform sandbox (subject to the full-disk-write rule). */
+export type RestrictedProfile = Extract<PermissionProfile, { type: 'managed' }> & {
+  file_system: Extract<ManagedFileSystem, { type: 'restricted' }>;
+};
+
+export const WINDOWS_SANDBOX_LEVELS = ['disabled', 'restricted-token', 'elevated', 'mxc'] as const;
+export type WindowsSandboxLevel = (typeof WINDOWS_SANDBOX_LEVELS)[number];
+
+export const sandboxContextSchema = z.object({
+  permissions: permissionProfileSchema,
+  // The reference requires this field; defaulting to `disabled` is the fail-closed choice (on
+  // Windows a restricted policy at level `disabled` is refused, never run unsandboxed).
+  windowsSandboxLevel: z.enum(WINDOWS_SANDBOX_LEVELS).default('disabled'),
+  cwd: pathUriSchema.nullish(),
+  workspaceRoots: z.array(pathUriSchema).nullish(),
+  userHomeDir: pathUriSchema.nullish(),
+  temporaryDirectories: z.array(pathUriSchema).nullish(),
+  windowsSandboxPrivateDesktop: z.boolean().nullish(),
+  useLegacyLandlock: z.boolean().nullish(),
+});
+export type SandboxContext = z.output<typeof sandboxContextSchema>;
+/** What a caller may write before defaults are applied (e.g. without `windowsSandboxLevel`). */
+export type SandboxContextInput = z.input<typeof sandboxContextSchema>;
+
+export function isRestrictedProfile(profile: PermissionProfile): profile is RestrictedProfile {
+  return profile.type === 'managed' && profile.file_system.type === 'restricted';
+}
