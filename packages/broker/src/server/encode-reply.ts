@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import type { Reply } from './rpc-messages.js';
+
+// A multiple of 3 so each slice encodes to base64 without padding in the middle of the stream.
+const BASE64_SLICE_BYTES = 3 * 1024 * 1024;
+
+/**
+ * Serialises a reply to UTF-8 parts (no trailing newline). Binary values (Buffers the broker keeps
+ * for fs/readFile and fs/readBlock) are written as base64 strings slice by slice: the base64 of a
+ * 512 MiB file is ~716 Mi characters, more than a V8 string can hold, so it must never be built as
+ * one string. Everything else goes through JSON.stringify, which keeps the reference's key order
+ * (`{"id","result"}` / `{"error","id"}`) because replies are built in that order.
+ */
+export function encodeReply(reply: Reply): Buffer[] {
+  const binaries: Uint8Array[] = [];
+  // The marker embeds a fresh random nonce, so no string a client or file supplies can imitate it.
+  const nonce = randomBytes(12).toString('hex');
+  const marker = (index: number) => `\u0000${nonce}:${index}\u0000`;
+  const json = JSON.stringify(withMarkers(reply, binaries, marker));
+  if (binaries.length === 0) return [Buffer.from(json, 'utf8')];
+
+  const located = binaries
+    .map((binary, index) => {
+      const token = JSON.stringify(marker(index));
+      return { binary, token, at: json.indexOf(token) };
+    })
+    .sort((a, b) => a.at - b.at);
+  const parts: Buffer[] = [];
+  let cursor = 0;
+  for (const { binary, token, at } of located) {
+    parts.push(Buffer.from(`${json.slice(cursor, at)}"`, 'utf8'));
+    for (let offset = 0; offset < binary.byteLength; offset += BASE64_SLICE_BYTES) {
+      const slice = Buffer.from(
+        binary.buffer,
+        binary.byteOffset + offset,
+        Math.min(BASE64_SLICE_BYTES, binary.byteLength - offset),
+      );
+      parts.push(Buffer.from(slice.toString('base64'), 'latin1'));
+    }
+    parts.push(Buffer.from('"', 'utf8'));
+    cursor = at + token.length;
+  }
+  parts.push(Buffer.from(json.slice(cursor), 'utf8'));
+  return parts;
+}
+
+function withMarkers(value: unknown, binaries: Uint8Array[], marker: (index: number) => string): unknown {
+  if (value instanceof Uint8Array) {
+    binaries.push(value);
+    return marker(binaries.length - 1);
+  }
+  if (Array.isArray(value)) return value.map((item) => withMarkers(item, binaries, marker));
+  if (value !== null && typeof value === 'object') {
+    const copy: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) copy[key] = withMarkers(item, binaries, marker);
+    return copy;
+  }
+  return value;
+}
+
+/** Bytes a base64 string decodes to, without decoding it (for the audit log and the statistics). */
+export function decodedBase64Length(text: string): number {
+  let padding = 0;
+  if (text.endsWith('==')) padding = 2;
+  else if (text.endsWith('=')) padding = 1;
+  return Math.max(0, Math.floor((text.length * 3) / 4) - padding);
+}

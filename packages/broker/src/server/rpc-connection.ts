@@ -1,0 +1,265 @@
+import { FsError } from '@fs-sandbox/policy';
+import type { AuditSink } from './audit-log.js';
+import { encodeReply } from './encode-reply.js';
+import {
+  type HandshakeState,
+  handshakeError,
+  initializeResult,
+  repeatedInitializeError,
+} from './handshake.js';
+import { handlerFor, type OperationFacts, orderingKey } from './method-handlers.js';
+import { parseMessage, quoteBounded, type TransportLabel } from './parse-message.js';
+import { ReadHandleManager } from './read-handles.js';
+import { RequestScheduler, type SchedulerLimits } from './request-scheduler.js';
+import {
+  type EnvironmentInfo,
+  HANDSHAKE_METHODS,
+  type Reply,
+  type RequestId,
+  UNPARSABLE_ID,
+} from './rpc-messages.js';
+import type { ServerBroker } from './server-broker.js';
+import { parseInitializeParams } from './server-params.js';
+import type { ServerStats } from './server-stats.js';
+import { errorKindOf, MethodNotFoundError, toRpcError } from './wire-errors.js';
+
+/** What every connection of one server shares. */
+export interface ConnectionSettings {
+  broker: ServerBroker;
+  environment: EnvironmentInfo;
+  scheduler: SchedulerLimits;
+  maxMessageBytes: number;
+  maxHandles: number;
+  /** Per-call broker timeout; undefined keeps the broker's default. */
+  callTimeoutMs: number | undefined;
+  audit: AuditSink | null;
+  stats: ServerStats;
+}
+
+/** Where replies go; the transport adds its own framing (a newline on stdio, a text frame on WebSocket). */
+export interface ReplyOutput {
+  send(parts: Buffer[]): void;
+}
+
+/**
+ * One JSON-RPC connection, independent of its transport: the handshake, dispatch, bounded
+ * concurrency, the read handles, and clean-up. Closing it aborts every broker call still running
+ * (which kills their helpers) and forgets every handle.
+ */
+export class RpcConnection {
+  private state: HandshakeState = 'new';
+  private closed = false;
+  private readonly handles: ReadHandleManager;
+  private readonly scheduler: RequestScheduler;
+  private readonly running = new Set<AbortController>();
+
+  constructor(
+    readonly id: string,
+    private readonly transport: TransportLabel,
+    private readonly settings: ConnectionSettings,
+    private readonly output: ReplyOutput,
+  ) {
+    this.handles = new ReadHandleManager(settings.broker, settings.maxHandles);
+    this.scheduler = new RequestScheduler(settings.scheduler);
+  }
+
+  get inFlight(): number {
+    return this.scheduler.inFlight;
+  }
+
+  get queued(): number {
+    return this.scheduler.queued;
+  }
+
+  get openHandles(): number {
+    return this.handles.openCount;
+  }
+
+  /** One framed message from the transport. */
+  receive(raw: Buffer | string): void {
+    if (this.closed) return;
+    const bytes = typeof raw === 'string' ? Buffer.byteLength(raw, 'utf8') : raw.length;
+    if (bytes > this.settings.maxMessageBytes) {
+      this.receiveOversized(bytes);
+      return;
+    }
+    const parsed = parseMessage(raw, this.transport);
+    if (!parsed.ok) {
+      this.settings.stats.requestsTotal += 1;
+      this.fail(parsed.id, parsed.error);
+      return;
+    }
+    const message = parsed.message;
+    if (message.kind === 'notification') {
+      // Notifications never get replies (JSON-RPC); the only one with meaning is `initialized`.
+      if (message.method === HANDSHAKE_METHODS.initialized && this.state === 'initializing')
+        this.state = 'ready';
+      return;
+    }
+    this.settings.stats.requestsTotal += 1;
+    this.dispatch(message.id, message.method, message.params, bytes);
+  }
+
+  /** A message over the size limit: its bytes are gone, so the reply cannot name its id. */
+  receiveOversized(bytes: number): void {
+    if (this.closed) return;
+    this.settings.stats.requestsTotal += 1;
+    this.settings.stats.requestsRejected += 1;
+    const limit = this.settings.maxMessageBytes;
+    this.fail(
+      UNPARSABLE_ID,
+      new FsError(
+        'invalid_request',
+        `JSON-RPC message of ${bytes} bytes exceeds the limit of ${limit} bytes`,
+      ),
+    );
+  }
+
+  /** The peer stopped sending but may still read: finish what was accepted, then close. */
+  async drain(): Promise<void> {
+    await this.scheduler.whenIdle();
+    this.close();
+  }
+
+  /** The peer is gone: abort running broker calls (their helpers are killed) and drop the rest. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.scheduler.dropWaiting();
+    for (const controller of this.running)
+      controller.abort(new FsError('internal_error', 'connection closed'));
+    this.handles.closeAll();
+  }
+
+  private dispatch(id: RequestId, method: string, params: unknown, bytes: number): void {
+    const receivedAt = Date.now();
+    const started = performance.now();
+    const facts: OperationFacts = { paths: [], sandboxed: null, bytesRead: 0, bytesWritten: 0 };
+    const finish = (outcome: { result: unknown } | { error: unknown }) =>
+      this.finish(id, method, facts, receivedAt, started, outcome);
+
+    if (method === HANDSHAKE_METHODS.initialize) {
+      this.initialize(id, params);
+      return;
+    }
+    const handler = handlerFor(method);
+    const refusal = handler ? this.refusalBeforeRunning() : new MethodNotFoundError(method);
+    if (refusal || !handler) {
+      finish({ error: refusal });
+      return;
+    }
+
+    const controller = new AbortController();
+    const admitted = this.scheduler.trySchedule({
+      bytes,
+      key: orderingKey(method, params),
+      run: async () => {
+        if (this.closed) return;
+        this.running.add(controller);
+        try {
+          const call = { signal: controller.signal, timeoutMs: this.settings.callTimeoutMs };
+          const result = await handler(params, {
+            broker: this.settings.broker,
+            handles: this.handles,
+            call,
+            facts,
+          });
+          finish({ result });
+        } catch (error) {
+          finish({ error });
+        } finally {
+          this.running.delete(controller);
+        }
+      },
+    });
+    if (!admitted) {
+      this.settings.stats.requestsRejected += 1;
+      const { maxInFlight, maxQueued } = this.settings.scheduler;
+      finish({
+        error: new FsError(
+          'invalid_request',
+          `too many pending requests on this connection (at most ${maxInFlight} running and ${maxQueued} queued); wait for replies before sending more`,
+        ),
+      });
+    }
+  }
+
+  /** Why a known method may not run now: the handshake is incomplete, or the audit log broke. */
+  private refusalBeforeRunning(): FsError | null {
+    const gate = handshakeError(this.state);
+    if (gate) return gate;
+    const auditFailure = this.settings.audit?.failure;
+    // Fail closed: an operator who asked for an audit trail gets no unaudited operations.
+    if (auditFailure) return new FsError('io_error', `audit log is unavailable: ${auditFailure.message}`);
+    return null;
+  }
+
+  private initialize(id: RequestId, params: unknown): void {
+    if (this.state !== 'new') {
+      this.fail(id, repeatedInitializeError());
+      return;
+    }
+    try {
+      parseInitializeParams(params);
+    } catch (error) {
+      this.fail(id, error);
+      return;
+    }
+    this.state = 'initializing';
+    this.settings.stats.requestsOk += 1;
+    this.send({ id, result: initializeResult(this.settings.environment) });
+  }
+
+  private finish(
+    id: RequestId,
+    method: string,
+    facts: OperationFacts,
+    receivedAt: number,
+    started: number,
+    outcome: { result: unknown } | { error: unknown },
+  ): void {
+    const stats = this.settings.stats;
+    const errorKind = 'error' in outcome ? errorKindOf(outcome.error) : null;
+    if (errorKind === null) {
+      stats.requestsOk += 1;
+      stats.bytesRead += facts.bytesRead;
+      stats.bytesWritten += facts.bytesWritten;
+    } else {
+      stats.requestsFailed += 1;
+    }
+    this.settings.audit?.record({
+      startedAt: receivedAt,
+      connection: this.id,
+      method: quoteBounded(method),
+      paths: facts.paths,
+      sandboxed: facts.sandboxed,
+      errorKind,
+      bytesRead: errorKind === null ? facts.bytesRead : 0,
+      bytesWritten: errorKind === null ? facts.bytesWritten : 0,
+      durationMs: performance.now() - started,
+    });
+    if ('error' in outcome) this.sendError(id, outcome.error);
+    else this.send({ id, result: outcome.result });
+  }
+
+  private fail(id: RequestId, error: unknown): void {
+    this.settings.stats.requestsFailed += 1;
+    this.sendError(id, error);
+  }
+
+  private sendError(id: RequestId, error: unknown): void {
+    this.send({ error: toRpcError(error), id });
+  }
+
+  private send(reply: Reply): void {
+    if (this.closed) return;
+    let parts: Buffer[];
+    try {
+      parts = encodeReply(reply);
+    } catch (error) {
+      // A result that cannot be serialised is our bug; the client still gets an answer for its id.
+      parts = encodeReply({ error: toRpcError(error), id: reply.id });
+    }
+    this.output.send(parts);
+  }
+}

@@ -1,0 +1,60 @@
+import type { WireError } from '@fs-sandbox/policy';
+
+/**
+ * JSON-RPC message shapes as the Codex exec-server puts them on the wire (reference §1): requests
+ * may omit `"jsonrpc"`, replies always omit it, ids are strings or integers, and a message the
+ * server cannot attribute to a request is answered with id -1.
+ */
+
+export type RequestId = string | number;
+
+/** The id the reference uses for replies to messages it could not parse. */
+export const UNPARSABLE_ID = -1;
+
+export type IncomingMessage =
+  | { kind: 'request'; id: RequestId; method: string; params: unknown }
+  | { kind: 'notification'; method: string; params: unknown };
+
+export interface SuccessReply {
+  id: RequestId;
+  result: unknown;
+}
+
+export interface ErrorReply {
+  error: WireError;
+  id: RequestId;
+}
+
+export type Reply = SuccessReply | ErrorReply;
+
+/** Our own methods beside the filesystem ones. */
+export const HANDSHAKE_METHODS = { initialize: 'initialize', initialized: 'initialized' } as const;
+
+/** What `initialize` answers (reference §2, with only the fields and capabilities we can honestly claim). */
+export interface InitializeResult {
+  sessionId: string;
+  environmentInfo: EnvironmentInfo;
+}
+
+export interface EnvironmentInfo {
+  executor: 'fs-sandbox';
+  executorVersion: string;
+  cwd: string;
+  userHomeDir: string;
+  platformOs: string;
+  temporaryDirectories: string[];
+  tempDir: string;
+  capabilities: ServerCapabilities;
+}
+
+/**
+ * Capabilities are listed only when true: a Codex client treats an absent bit as "unsupported", so
+ * omitting `fileWriteStreaming` keeps it from ever sending fs/open `mode:"replace"` or fs/writeBlock.
+ */
+export interface ServerCapabilities {
+  sandboxedFileStreaming: true;
+  /** fs/writeFile accepts `mode` ("overwrite" | "create") and `expectedSha256`. */
+  writeFileModes: true;
+  /** Every error carries `data.errorKind` (DESIGN §10). */
+  errorKinds: true;
+}

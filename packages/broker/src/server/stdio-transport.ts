@@ -1,0 +1,61 @@
+import type { Readable, Writable } from 'node:stream';
+import { LineSplitter } from './line-splitter.js';
+import type { ReplyOutput, RpcConnection } from './rpc-connection.js';
+
+const NEWLINE = Buffer.from('\n');
+
+/**
+ * Newline-delimited JSON over a pair of streams (the process's stdin/stdout). End of input is a
+ * half-close: the client may still be reading, so accepted requests finish and are answered before
+ * the connection closes. An output error (EPIPE: the reader is gone) closes at once, aborting
+ * running calls. Reading pauses while the output is backed up, so a client that sends without
+ * reading cannot grow our reply buffer without bound.
+ */
+export function serveStdio(
+  input: Readable,
+  output: Writable,
+  maxMessageBytes: number,
+  open: (output: ReplyOutput) => RpcConnection,
+): Promise<void> {
+  return new Promise((resolve) => {
+    let waitingForDrain = false;
+    let finished = false;
+    const replies: ReplyOutput = {
+      send(parts) {
+        if (output.destroyed || output.writableEnded) return;
+        for (const part of parts) output.write(part);
+        output.write(NEWLINE);
+        if (output.writableNeedDrain && !waitingForDrain) {
+          waitingForDrain = true;
+          input.pause();
+          output.once('drain', () => {
+            waitingForDrain = false;
+            input.resume();
+          });
+        }
+      },
+    };
+    const connection = open(replies);
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      connection.close();
+      input.off('data', onData);
+      resolve();
+    };
+    const splitter = new LineSplitter(maxMessageBytes, {
+      line: (bytes) => connection.receive(bytes),
+      oversized: (bytes) => connection.receiveOversized(bytes),
+    });
+    const onData = (chunk: Buffer | string) =>
+      splitter.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    input.on('data', onData);
+    input.once('end', () => {
+      splitter.end();
+      void connection.drain().then(finish);
+    });
+    input.on('error', finish);
+    output.on('error', finish);
+    output.once('close', finish);
+  });
+}
