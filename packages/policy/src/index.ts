@@ -1,4 +1,9 @@
 /** The full policy API (zod schemas included). The helper imports `@fs-sandbox/policy/core` instead. */
 export * from './core.js';
+export * from './env-allowlist.js';
+export * from './permissions/index.js';
+export * from './platform-roots.js';
 export type { SandboxPlan, WritableRoot } from './sandbox-plan.js';
+export * from './sandbox-plan-builder.js';
 export * from './schemas/index.js';
+export * from './widening.js';

@@ -66,11 +66,9 @@ export const specialPathSchema = z
     }
   });
 
-export const globPatternSchema = z
-  .string()
-  .refine((p) => p.length > 0 && !p.includes('\0'), {
-    message: 'glob_pattern must be a non-empty string without NUL',
-  });
+export const globPatternSchema = z.string().refine((p) => p.length > 0 && !p.includes('\0'), {
+  message: 'glob_pattern must be a non-empty string without NUL',
+});
 
 export const fileSystemPathSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('path'), path: pathUriSchema }),

@@ -1,0 +1,131 @@
+import { FsError } from '../error-kinds.js';
+import type { HostOs } from '../host-os.js';
+import {
+  formatNativePath,
+  normalizeNativePath,
+  pathStartsWith,
+  relativeSegments,
+  splitNativePath,
+} from '../native-path.js';
+import { type Access, isRestrictedProfile, type PermissionProfile } from '../schemas/sandbox-context.js';
+import { entryLabel, entryScope } from './entry-scope.js';
+import { globDeniesPath } from './glob-match.js';
+import { isInsideProtectedName, protectedNameOf } from './protected-names.js';
+
+/**
+ * Access resolution (DESIGN §5): among the entries whose root contains the path (whole segments),
+ * the deepest wins; ties go deny > write > read; no match is deny. A deny glob that matches the
+ * path or an ancestor is decisive. Profiles that are not managed+restricted allow writes anywhere.
+ */
+
+export interface AccessDecision {
+  access: Access;
+  /** Label of the deciding entry (e.g. "file:///w/.env:deny"), null when nothing matched. */
+  entry: string | null;
+}
+
+interface Decision extends AccessDecision {
+  /** Native root of the deciding entry (the path's own root for `root`), null when nothing matched. */
+  root: string | null;
+}
+
+const RANK: Record<Access, number> = { read: 1, write: 2, deny: 3 };
+
+function normalizeOrThrow(os: HostOs, path: string): string {
+  const normalized = normalizeNativePath(os, path);
+  if (normalized === null)
+    throw new FsError('invalid_params', `'${path}' is not an absolute path on '${os}'`);
+  return normalized;
+}
+
+function rootOf(os: HostOs, path: string): string {
+  const split = splitNativePath(os, path);
+  return split?.root.endsWith(':') ? `${split.root}\\` : (split?.root ?? '/');
+}
+
+interface Candidate {
+  depth: number;
+  decision: Decision;
+}
+
+function beats(candidate: Candidate, best: Candidate | null): boolean {
+  if (best === null || candidate.depth > best.depth) return true;
+  return candidate.depth === best.depth && RANK[candidate.decision.access] > RANK[best.decision.access];
+}
+
+function decide(profile: PermissionProfile, nativePath: string, os: HostOs): Decision {
+  if (!isRestrictedProfile(profile)) return { access: 'write', entry: null, root: null };
+  const path = normalizeOrThrow(os, nativePath);
+  let best: Candidate | null = null;
+  for (const entry of profile.file_system.entries) {
+    const scope = entryScope(entry, os);
+    const label = entryLabel(entry);
+    const candidates: Candidate[] = [];
+    if (scope.kind === 'glob') {
+      if (globDeniesPath(scope.pattern, path, os)) return { access: 'deny', entry: label, root: null };
+    } else if (scope.kind === 'everything') {
+      candidates.push({ depth: 0, decision: { access: entry.access, entry: label, root: rootOf(os, path) } });
+    } else if (scope.kind === 'paths') {
+      for (const root of scope.paths) {
+        const split = splitNativePath(os, root);
+        if (split === null || !pathStartsWith(os, path, root)) continue;
+        const decision = { access: entry.access, entry: label, root: formatNativePath(os, split) };
+        candidates.push({ depth: split.segments.length, decision });
+      }
+    }
+    for (const candidate of candidates) if (beats(candidate, best)) best = candidate;
+  }
+  return best ? best.decision : { access: 'deny', entry: null, root: null };
+}
+
+/** The access a profile gives a native absolute path, with the entry that decided it. */
+export function accessFor(profile: PermissionProfile, nativePath: string, os: HostOs): AccessDecision {
+  const { access, entry } = decide(profile, nativePath, os);
+  return { access, entry };
+}
+
+export type AccessCheck =
+  | { allowed: true }
+  | { allowed: false; kind: 'permission_denied' | 'protected_path'; rule: string };
+
+/**
+ * Whether `want` is allowed on the path, and if not the rule that refused it. This is the early,
+ * clear-error check; the platform sandbox is what enforces.
+ */
+export function checkAccess(
+  profile: PermissionProfile,
+  nativePath: string,
+  want: 'read' | 'write',
+  os: HostOs,
+): AccessCheck {
+  const decision = decide(profile, nativePath, os);
+  if (decision.access === 'deny') {
+    const rule = decision.entry
+      ? `denied by entry ${decision.entry}`
+      : want === 'read'
+        ? 'outside readable roots'
+        : 'outside writable roots';
+    return { allowed: false, kind: 'permission_denied', rule };
+  }
+  if (want === 'read') return { allowed: true };
+  if (decision.access === 'read')
+    return { allowed: false, kind: 'permission_denied', rule: 'outside writable roots' };
+  const name = protectedNameUnder(decision.root, nativePath, os);
+  if (name !== null)
+    return { allowed: false, kind: 'protected_path', rule: `protected metadata path ${name}` };
+  return { allowed: true };
+}
+
+/**
+ * The protected name a write would land in, directly under the deciding writable root. A writable
+ * root that itself lies inside such a name is an explicit grant, so nothing is protected below it.
+ * Unrestricted profiles have no writable roots and hence nothing protected (as in the reference).
+ */
+function protectedNameUnder(root: string | null, nativePath: string, os: HostOs): string | null {
+  if (root === null) return null;
+  const rootSplit = splitNativePath(os, root);
+  if (!rootSplit || isInsideProtectedName(os, rootSplit.segments)) return null;
+  const below = relativeSegments(os, nativePath, root);
+  const first = below?.[0];
+  return first === undefined ? null : protectedNameOf(os, first);
+}
