@@ -1,0 +1,46 @@
+// Builds the broker: dist/cli.js (the `fs-sandbox` program: one ESM file with its dependencies
+// bundled, except ws, koffi and esbuild, which stay runtime imports) and dist/index.js (the library,
+// dependencies external). The CLI runs the helper from packages/helper/dist/helper.cjs, so that
+// bundle is built first when it is missing (the root build already orders packages topologically).
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const helperRoot = fileURLToPath(new URL('../../helper/', import.meta.url));
+
+if (!existsSync(`${helperRoot}dist/helper.cjs`)) {
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: helperRoot, stdio: 'inherit' });
+}
+
+const common = {
+  absWorkingDir: root,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  // Workspace packages resolve from their TypeScript sources, as in tests.
+  conditions: ['source'],
+  logLevel: 'warning',
+  legalComments: 'none',
+};
+
+await Promise.all([
+  build({
+    ...common,
+    entryPoints: { cli: 'src/cli/bin.ts' },
+    outdir: 'dist',
+    external: ['ws', 'koffi', 'esbuild'],
+    // Bundled CommonJS dependencies (commander) call require() for Node built-ins.
+    banner: {
+      js: "import { createRequire as __fsSandboxRequire } from 'node:module';\nconst require = __fsSandboxRequire(import.meta.url);",
+    },
+  }),
+  build({
+    ...common,
+    entryPoints: { index: 'src/index.ts' },
+    outdir: 'dist',
+    packages: 'external',
+  }),
+]);

@@ -1,0 +1,295 @@
+import type { SandboxPlan } from '@fs-sandbox/policy';
+import {
+  FsError,
+  hasLoneSurrogate,
+  joinPath,
+  normalizeNativePath,
+  pathStartsWith,
+} from '@fs-sandbox/policy/core';
+import type { HelperRuntime } from '../backend.js';
+import type { PathFact, PathFacts } from './path-facts.js';
+
+/**
+ * Pure translation of a SandboxPlan into bubblewrap arguments (DESIGN §6). Facts about the host tree
+ * come in from path-facts.ts; nothing here touches the disk, so every decision has a golden test.
+ * The returned array is bwrap's argv after the program name, ending in `-- node helper`.
+ */
+
+/** Namespaces, session and capabilities: identical for every helper run. */
+export const ISOLATION_ARGS: readonly string[] = [
+  // setsid(): no controlling terminal, so the helper cannot push keystrokes into the broker's tty (TIOCSTI).
+  '--new-session',
+  // SIGKILL the helper when bwrap or the broker dies: no helper may outlive its request.
+  '--die-with-parent',
+  // Own user namespace: the helper's mounts and capabilities are confined to it.
+  '--unshare-user',
+  // Own pid namespace: the helper sees no host process (nor its /proc/<pid>/environ), and when
+  // bwrap's init dies the kernel kills everything left inside.
+  '--unshare-pid',
+  // No network at all: file operations never need it, and it closes exfiltration.
+  '--unshare-net',
+  '--unshare-ipc',
+  '--unshare-uts',
+  // Cgroup namespaces are missing on some kernels and only hide cgroup paths; not worth failing for.
+  '--unshare-cgroup-try',
+  // No nested user namespace: a helper could otherwise regain capabilities in a child namespace.
+  '--disable-userns',
+  // The broker may run as root (containers): without this the helper would keep root's
+  // capabilities inside the sandbox (DAC override ignores the deny masks' permissions).
+  '--cap-drop',
+  'ALL',
+];
+
+/** Bound by bwrap from the host: a character device on a `nodev` mount (bwrap's non-dev binds), so opening it fails. */
+const EMPTY_DENY_FILE = '/dev/null';
+
+type MountKind = 'read' | 'write' | 'deny' | 'dev' | 'proc';
+
+interface Mount {
+  path: string;
+  kind: MountKind;
+}
+
+/** What a mount inherits from its nearest mounted ancestor (or the base layer) that is already read-only. */
+const READ_ONLY_VIEWS: ReadonlySet<string> = new Set(['read', 'base-read', 'dev', 'proc']);
+
+/** When two plan entries name the same path, the stricter one decides. */
+const STRICTNESS: Record<MountKind, number> = { write: 0, read: 1, deny: 2, dev: 3, proc: 3 };
+
+/** The paths whose facts `buildBwrapArgs` reads (the backend collects exactly these). */
+export function bwrapFactPaths(plan: SandboxPlan, runtime: HelperRuntime): string[] {
+  const paths = planMounts(plan, runtime).map((mount) => mount.path);
+  if (plan.cwd !== null) paths.push(plan.cwd);
+  return paths;
+}
+
+export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: HelperRuntime): string[] {
+  const mounts = planMounts(plan, runtime);
+  for (const mount of mounts) validatePath(mount.path);
+  refuseRuntimeInsideDeny(plan, runtime);
+  const writableRoots = plan.writableRoots.map((root) => root.root);
+
+  const args: string[] = [...ISOLATION_ARGS];
+  // Full read: the host tree read-only. Otherwise an empty tmpfs that only gets the readable roots;
+  // it is remounted read-only at the end so a write outside every writable root FAILS (EROFS)
+  // instead of landing in a throw-away tmpfs and being reported as a success (the reference's
+  // silent data loss).
+  args.push(...(plan.fullDiskRead ? ['--ro-bind', '/', '/'] : ['--tmpfs', '/']));
+
+  const emitted: Mount[] = [];
+  const remounts: string[] = [];
+  // Ancestors before descendants: a mount placed before the bind that contains it would be hidden
+  // by that bind, so every mask comes after the bind it narrows.
+  for (const mount of sortAncestorsFirst(mounts)) {
+    if (mount.kind === 'dev' || mount.kind === 'proc') {
+      // A fresh devtmpfs-like /dev with only the safe nodes, and a procfs of the new pid namespace.
+      args.push(mount.kind === 'dev' ? '--dev' : '--proc', mount.path);
+      emitted.push(mount);
+      continue;
+    }
+    const parent = nearestEmittedAncestor(emitted, mount.path);
+    const inherited = parent?.kind ?? (plan.fullDiskRead ? 'base-read' : 'hidden');
+    // Redundant mounts are skipped: a read grant where the view is already read-only, a deny
+    // inside a deny, a deny of a path the sandbox does not show at all.
+    if (mount.kind === 'read' && READ_ONLY_VIEWS.has(inherited)) continue;
+    if (mount.kind === 'deny' && (inherited === 'hidden' || inherited === 'deny')) continue;
+    const fact = factOf(facts, mount.path);
+    refuseRewritableSymlink(mount.path, fact, facts, writableRoots);
+    // A missing path is never mounted: bwrap would create a placeholder for it on the host (inside a
+    // writable bind) or fail. Missing deny/read-only paths under a writable root could then be
+    // created from inside; the broker's pre-check refuses such requests with the rule instead.
+    if (fact.kind === 'missing') continue;
+    switch (mount.kind) {
+      case 'read':
+        if (fact.linkText !== null) {
+          // A readable root that is itself a symlink (e.g. /bin -> usr/bin) is recreated as the same
+          // symlink: binding would mount whatever the link pointed at during set-up, while the link
+          // exposes nothing beyond what the other roots already grant.
+          args.push('--symlink', fact.linkText, mount.path);
+        } else {
+          args.push('--ro-bind', mount.path, mount.path);
+        }
+        emitted.push(mount);
+        break;
+      case 'write':
+        args.push('--bind', mount.path, mount.path);
+        emitted.push(mount);
+        break;
+      case 'deny':
+        if (fact.kind === 'directory') {
+          // An empty tmpfs in place of the directory. Mode 000 so nothing can be listed, read or
+          // created even by the sandbox's own uid (capabilities are dropped); 0111 only when a deeper
+          // entry grants access inside, which then stays reachable by its exact path. Remounted
+          // read-only once the inner mounts exist, so the helper cannot chmod its way in.
+          args.push(
+            '--perms',
+            hasGrantInside(mounts, facts, mount.path) ? '0111' : '0000',
+            '--tmpfs',
+            mount.path,
+          );
+          remounts.push(mount.path);
+        } else {
+          // A denied file becomes a read-only bind of /dev/null: bwrap's binds are `nodev`, so any
+          // open for reading or writing fails (EACCES), nothing of the original is readable, and
+          // renaming or unlinking a mount point fails (EBUSY). No temporary file, no host side effect.
+          args.push('--ro-bind', EMPTY_DENY_FILE, mount.path);
+        }
+        emitted.push(mount);
+        break;
+    }
+  }
+  for (const path of remounts) args.push('--remount-ro', path);
+  if (!plan.fullDiskRead) args.push('--remount-ro', '/');
+
+  // Only the allowlisted variables reach the helper: no keys, proxies, NODE_OPTIONS or LD_PRELOAD.
+  args.push('--clearenv');
+  for (const name of Object.keys(runtime.env).sort()) {
+    args.push('--setenv', validEnvName(name), validEnvValue(name, runtime.env[name] as string));
+  }
+  args.push('--chdir', sandboxCwd(plan, facts, emitted));
+  args.push('--', runtime.nodePath, runtime.helperBundle);
+  return args;
+}
+
+function planMounts(plan: SandboxPlan, runtime: HelperRuntime): Mount[] {
+  const candidates: Mount[] = [
+    { path: '/dev', kind: 'dev' },
+    { path: '/proc', kind: 'proc' },
+  ];
+  if (!plan.fullDiskRead) for (const path of plan.readableRoots) candidates.push({ path, kind: 'read' });
+  // The exact runtime files, always re-bound read-only: if one lies inside a writable root, the
+  // helper must not be able to rewrite the program the next helper runs.
+  candidates.push({ path: runtime.nodePath, kind: 'read' }, { path: runtime.helperBundle, kind: 'read' });
+  for (const writable of plan.writableRoots) {
+    candidates.push({ path: writable.root, kind: 'write' });
+    for (const path of writable.readOnlySubpaths) candidates.push({ path, kind: 'read' });
+    // Existing .git/.agents/.codex are re-bound read-only (missing ones: see the pre-check).
+    for (const name of writable.protectedNames)
+      candidates.push({ path: joinPath('linux', writable.root, name), kind: 'read' });
+  }
+  for (const path of plan.deniedPaths) candidates.push({ path, kind: 'deny' });
+
+  const byPath = new Map<string, Mount>();
+  for (const mount of candidates) {
+    const existing = byPath.get(mount.path);
+    if (!existing || STRICTNESS[mount.kind] > STRICTNESS[existing.kind]) byPath.set(mount.path, mount);
+  }
+  return [...byPath.values()];
+}
+
+function sortAncestorsFirst(mounts: Mount[]): Mount[] {
+  // A path's ancestors are its prefixes, and a prefix always sorts first.
+  return [...mounts].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+function nearestEmittedAncestor(emitted: Mount[], path: string): Mount | undefined {
+  let nearest: Mount | undefined;
+  for (const mount of emitted) {
+    if (mount.path !== path && pathStartsWith('linux', path, mount.path)) {
+      if (!nearest || mount.path.length > nearest.path.length) nearest = mount;
+    }
+  }
+  return nearest;
+}
+
+function hasGrantInside(mounts: Mount[], facts: PathFacts, dir: string): boolean {
+  return mounts.some(
+    (mount) =>
+      (mount.kind === 'read' || mount.kind === 'write') &&
+      mount.path !== dir &&
+      pathStartsWith('linux', mount.path, dir) &&
+      factOf(facts, mount.path).kind !== 'missing',
+  );
+}
+
+function factOf(facts: PathFacts, path: string): PathFact {
+  const fact = facts.paths.get(path);
+  if (!fact) throw new FsError('internal_error', `bwrap argv builder has no path facts for ${path}`);
+  return fact;
+}
+
+/**
+ * A mount decided by a symlink the sandboxed process can rewrite (one inside a writable root) would
+ * be a snapshot: after the helper re-points the link, the denied or read-only path resolves to
+ * something unmasked. Such a plan is refused rather than built.
+ */
+function refuseRewritableSymlink(
+  path: string,
+  fact: PathFact,
+  facts: PathFacts,
+  writableRoots: string[],
+): void {
+  for (const link of fact.symlinksCrossed) {
+    const realRoot = facts.writableRootRealPaths.find(
+      (root) => link !== root && pathStartsWith('linux', link, root),
+    );
+    if (realRoot === undefined) continue;
+    const root = writableRoots.find((candidate) => pathStartsWith('linux', path, candidate)) ?? realRoot;
+    throw new FsError(
+      'permission_denied',
+      `cannot build the sandbox: ${path} crosses the symlink ${link} inside writable root ${root}; ` +
+        'the helper could re-point it and escape the mask',
+    );
+  }
+}
+
+/** The helper's own files under a denied path: running it would weaken that deny, so refuse loudly. */
+function refuseRuntimeInsideDeny(plan: SandboxPlan, runtime: HelperRuntime): void {
+  for (const file of [runtime.nodePath, runtime.helperBundle]) {
+    const denied = plan.deniedPaths.find((path) => pathStartsWith('linux', file, path));
+    if (denied !== undefined) {
+      throw new FsError(
+        'sandbox_unavailable',
+        `the helper runtime ${file} lies inside the denied path ${denied}; the sandbox cannot start it`,
+      );
+    }
+  }
+}
+
+/** The cwd when the sandbox shows it as a directory, else `/` (never a path the helper cannot see). */
+function sandboxCwd(plan: SandboxPlan, facts: PathFacts, emitted: Mount[]): string {
+  if (plan.cwd === null) return '/';
+  validatePath(plan.cwd);
+  if (factOf(facts, plan.cwd).kind !== 'directory') return '/';
+  const exact = emitted.find((mount) => mount.path === plan.cwd);
+  const deciding = exact ?? nearestEmittedAncestor(emitted, plan.cwd);
+  if (deciding === undefined) return plan.fullDiskRead ? plan.cwd : '/';
+  return deciding.kind === 'read' || deciding.kind === 'write' ? plan.cwd : '/';
+}
+
+/**
+ * Every path is passed as its own argv element (no shell, no splitting), and must be a plain
+ * normalised absolute path: a NUL would truncate it, a newline could confuse log readers and
+ * tools, `..` could move a mask, and non-UTF-8 bytes cannot cross Node's argv encoding intact.
+ */
+function validatePath(path: string): void {
+  const problem = path.includes('\0')
+    ? 'contains NUL'
+    : path.includes('\n')
+      ? 'contains a newline'
+      : hasLoneSurrogate(path)
+        ? 'is not valid UTF-8'
+        : normalizeNativePath('linux', path) !== path
+          ? 'is not a normalised absolute path'
+          : null;
+  if (problem !== null) {
+    throw new FsError('invalid_params', `cannot build the sandbox: path ${JSON.stringify(path)} ${problem}`);
+  }
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function validEnvName(name: string): string {
+  if (!ENV_NAME.test(name))
+    throw new FsError(
+      'invalid_params',
+      `cannot build the sandbox: bad environment name ${JSON.stringify(name)}`,
+    );
+  return name;
+}
+
+function validEnvValue(name: string, value: string): string {
+  if (value.includes('\0'))
+    throw new FsError('invalid_params', `cannot build the sandbox: environment ${name} contains NUL`);
+  return value;
+}

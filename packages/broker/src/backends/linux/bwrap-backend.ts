@@ -1,0 +1,28 @@
+import type { SandboxPlan } from '@fs-sandbox/policy';
+import type { HelperRuntime, LaunchSpec, SandboxBackend } from '../backend.js';
+import { buildBwrapArgs, bwrapFactPaths } from './bwrap-args.js';
+import { locateBwrap } from './bwrap-locate.js';
+import { collectPathFacts } from './path-facts.js';
+
+export interface BwrapBackendOptions {
+  /** Where FS_SANDBOX_BWRAP is read from (defaults to the broker's environment). */
+  env?: Record<string, string | undefined>;
+}
+
+/** The Linux backend: host facts first, then the pure argv builder, then bwrap found on a sanitised PATH. */
+export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBackend {
+  const env = options.env ?? process.env;
+  return {
+    name: 'bwrap',
+    os: 'linux',
+    async prepare(plan: SandboxPlan, runtime: HelperRuntime): Promise<LaunchSpec> {
+      const writableRoots = plan.writableRoots.map((root) => root.root);
+      const facts = await collectPathFacts(bwrapFactPaths(plan, runtime), writableRoots);
+      const args = buildBwrapArgs(plan, facts, runtime);
+      const bwrap = await locateBwrap(env, [...writableRoots, ...facts.writableRootRealPaths]);
+      // bwrap itself gets only the filtered environment too: LD_PRELOAD and friends from the
+      // broker must not act on the sandbox builder either.
+      return { backend: 'bwrap', file: bwrap, args, env: runtime.env };
+    },
+  };
+}

@@ -1,0 +1,158 @@
+import { type HelperReply, type HelperRequest, runRequest } from '@fs-sandbox/helper';
+import {
+  currentHostOs,
+  decodeStrictBase64,
+  FsError,
+  type HelperOperation,
+  type HostOs,
+  isHelperOperation,
+  parseParams,
+  type SandboxContext,
+  type SandboxPlan,
+} from '@fs-sandbox/policy';
+import type { LaunchSpec, SandboxBackend } from './backends/backend.js';
+import { selectBackend } from './backends/select-backend.js';
+import type { Broker, CallInfo, CallOptions } from './broker-api.js';
+import { precheckRequest } from './precheck.js';
+import { routeFor, runRouted } from './routing.js';
+import { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
+import { type SandboxedContext, SandboxRunner } from './runner/sandbox-runner.js';
+import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
+
+export interface BrokerOptions {
+  /** Host OS rules for paths and backends (default: this host). */
+  os?: HostOs;
+  /** The broker's environment: the helper's is filtered from it, FS_SANDBOX_BWRAP is read from it. */
+  env?: Record<string, string | undefined>;
+  /**
+   * Clear denials before spawning (default true). Tests turn it off to show that the kernel
+   * sandbox, not this check, is what enforces the policy.
+   */
+  precheck?: boolean;
+  /** Default helper run time per call (LIMITS.helperTimeoutMs when unset). */
+  timeoutMs?: number;
+  /** Seam for a warm pool: how a prepared launch and one request become a reply. */
+  launcher?: HelperLauncher;
+  /** Overrides the platform backend choice (tests, the doctor). */
+  backendFor?: (context: SandboxedContext) => SandboxBackend;
+  /** Overrides the helper bundle location (default: the built bundle of @fs-sandbox/helper). */
+  helperBundle?: string;
+}
+
+/**
+ * The broker as a library. Beyond the Broker interface it accepts the helper-only operations
+ * (fs/openForRead, fs/readRange) the server's read handles use, and can show the sandbox it would
+ * build for a context. Binary results (readFile's `dataBase64`, readRange's `chunk`) are Buffers:
+ * the base64 of a 512 MiB file does not fit in a JavaScript string, so serialisers encode them.
+ */
+export interface FsBroker extends Broker {
+  call(method: HelperOperation, params: unknown, options?: CallOptions): Promise<unknown>;
+  callWithInfo(
+    method: HelperOperation,
+    params: unknown,
+    options?: CallOptions,
+  ): Promise<{ result: unknown; info: CallInfo }>;
+  /** The plan and the exact platform launch a sandbox context produces, without running it. */
+  prepareSandbox(sandbox: unknown): Promise<{ plan: SandboxPlan; launch: LaunchSpec }>;
+}
+
+export function createBroker(options: BrokerOptions = {}): FsBroker {
+  const os = options.os ?? currentHostOs();
+  const env = options.env ?? process.env;
+  const precheck = options.precheck ?? true;
+  let runtime: Promise<ResolvedHelperRuntime> | null = null;
+  const runner = new SandboxRunner({
+    os,
+    backendFor:
+      options.backendFor ??
+      ((context) => selectBackend({ os, env, windowsSandboxLevel: context.windowsSandboxLevel })),
+    runtime: () => {
+      // Resolved once per broker; a failure (bundle not built yet) is not cached.
+      runtime ??= resolveHelperRuntime(os, env, options.helperBundle).catch((error: unknown) => {
+        runtime = null;
+        throw error;
+      });
+      return runtime;
+    },
+    launcher: options.launcher ?? runHelper,
+  });
+  let closed = false;
+
+  async function callWithInfo(method: HelperOperation, rawParams: unknown, callOptions: CallOptions = {}) {
+    try {
+      if (closed) throw new FsError('internal_error', 'the broker is closed');
+      if (!isHelperOperation(method))
+        throw new FsError('invalid_request', `unknown method \`${String(method)}\``);
+      // Everything about the request is validated before any helper exists: bad params, bad
+      // base64 and bad contexts (including the cwd errors) never cost a spawn.
+      const params = parseParams(method, rawParams) as Record<string, unknown>;
+      const request = helperRequestFor(method, params);
+      const route = routeFor(params.sandbox as SandboxContext | null | undefined, os);
+      const { reply, info } = await runRouted(request, route, {
+        inProcess: (inProcessRequest) => runRequest(inProcessRequest),
+        sandboxed: (sandboxedRequest, context) => {
+          if (precheck) precheckRequest(method, params, context.profile, os);
+          return runner.run(sandboxedRequest, context, {
+            signal: callOptions.signal,
+            timeoutMs: callOptions.timeoutMs ?? options.timeoutMs,
+          });
+        },
+      });
+      return { result: resultOf(reply), info };
+    } catch (error) {
+      throw asFsError(error);
+    }
+  }
+
+  return {
+    callWithInfo,
+    async call(method, params, callOptions) {
+      return (await callWithInfo(method, params, callOptions)).result;
+    },
+    async prepareSandbox(sandbox) {
+      try {
+        const route = routeFor(sandbox as SandboxContext | null | undefined, os);
+        if (route.kind === 'in-process') {
+          throw new FsError(
+            'invalid_params',
+            `this context does not need a sandbox (${route.reason}); it runs in-process`,
+          );
+        }
+        return await runner.prepare(route.context);
+      } catch (error) {
+        throw asFsError(error);
+      }
+    },
+    async close() {
+      closed = true;
+    },
+  };
+}
+
+/**
+ * The helper request for validated params. A write's bytes travel beside the JSON (binary framing)
+ * so they are decoded from base64 exactly once, here, and never re-encoded.
+ */
+function helperRequestFor(operation: HelperOperation, params: Record<string, unknown>): HelperRequest {
+  if (operation !== 'fs/writeFile') return { operation, params };
+  const decoded = decodeStrictBase64(params.dataBase64 as string, operation, 'dataBase64');
+  const data = new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength);
+  return { operation, params: { ...params, dataBase64: '' }, binary: { field: 'dataBase64', data } };
+}
+
+/** A reply as the caller sees it: the response (binary field as a Buffer), or the reply's error thrown. */
+function resultOf(reply: HelperReply): Record<string, unknown> {
+  if (reply.status === 'error') {
+    const { errorKind, ...extra } = reply.payload.data;
+    throw new FsError(errorKind, reply.payload.message, Object.keys(extra).length > 0 ? extra : undefined);
+  }
+  const { response } = reply.payload;
+  return reply.binary === undefined ? response : { ...response, [reply.binary.field]: reply.binary.data };
+}
+
+/** The one error mapping at the broker boundary: FsErrors pass through, anything else is internal. */
+function asFsError(error: unknown): FsError {
+  if (error instanceof FsError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new FsError('internal_error', `internal broker error: ${message}`);
+}

@@ -1,0 +1,31 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import type { BrokerOptions } from '../broker.js';
+import type { CliIo } from './cli-io.js';
+
+export interface BrokerFlags {
+  timeout?: number;
+  /** commander's negated flag: false when --no-precheck was given. */
+  precheck: boolean;
+}
+
+function positiveInteger(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new InvalidArgumentError('expected a positive integer');
+  return value;
+}
+
+/** Flags every operation command shares. */
+export function addBrokerOptions(command: Command): Command {
+  return command
+    .option('--timeout <ms>', 'helper run time before its process tree is killed', positiveInteger)
+    .option(
+      '--no-precheck',
+      'skip the early policy check (for testing: the kernel sandbox still enforces; errors are less clear)',
+    );
+}
+
+export function brokerOptionsFrom(flags: BrokerFlags, io: CliIo): BrokerOptions {
+  return { env: io.env, precheck: flags.precheck, timeoutMs: flags.timeout };
+}

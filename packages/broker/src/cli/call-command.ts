@@ -1,0 +1,42 @@
+import { FsError, isFsMethod, LIMITS } from '@fs-sandbox/policy';
+import type { Command } from 'commander';
+import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
+import { type CliDeps, EXIT } from './cli-io.js';
+import { writeErrorJson, writeResultJson } from './json-output.js';
+import { readBoundedStdin } from './read-stdin.js';
+
+/**
+ * `fs-sandbox call <method> <params-json | ->`: one operation through the broker, for orchestrators
+ * in any language. Params are exactly the JSON-RPC params (sandbox included); stdout gets the
+ * result (exit 0) or `{"error":{code,message,data:{errorKind}}}` (exit 1).
+ */
+export function registerCallCommand(program: Command, deps: CliDeps): void {
+  const command = program
+    .command('call')
+    .description('run one filesystem method; prints the JSON result or {"error":…} on stdout')
+    .argument('<method>', 'e.g. fs/readFile')
+    .argument('<params>', 'params as JSON, or - to read them from stdin');
+  addBrokerOptions(command).action(async (method: string, paramsText: string, flags: BrokerFlags) => {
+    const broker = deps.createBroker(brokerOptionsFrom(flags, deps.io));
+    try {
+      if (!isFsMethod(method)) throw new FsError('invalid_request', `unknown method \`${method}\``);
+      const text =
+        paramsText === '-' ? await readBoundedStdin(deps.io.stdin, LIMITS.rpcMaxMessageBytes) : paramsText;
+      const result = await broker.call(method, parseParamsJson(text), { timeoutMs: flags.timeout });
+      writeResultJson(deps.io.stdout, result);
+    } catch (error) {
+      writeErrorJson(deps.io.stdout, error);
+      deps.setExitCode(EXIT.failed);
+    } finally {
+      await broker.close();
+    }
+  });
+}
+
+function parseParamsJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new FsError('invalid_request', `params are not valid JSON: ${(error as Error).message}`);
+  }
+}

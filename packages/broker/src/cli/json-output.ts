@@ -1,0 +1,45 @@
+import { FsError, toWireError } from '@fs-sandbox/policy';
+
+/** Bytes per base64 slice; a multiple of 3 so no slice is padded in the middle of the output. */
+const BASE64_SLICE_BYTES = 3 * 1024 * 1024;
+
+/**
+ * Prints an operation result as one JSON line. Binary fields (readFile's `dataBase64`) arrive as
+ * Buffers at the top level of the result and are written base64 slice by slice: the base64 of a
+ * large file does not fit in one JavaScript string.
+ */
+export function writeResultJson(out: NodeJS.WritableStream, result: unknown): void {
+  if (result === null || typeof result !== 'object' || Array.isArray(result)) {
+    out.write(`${JSON.stringify(result)}\n`);
+    return;
+  }
+  out.write('{');
+  let first = true;
+  for (const [key, value] of Object.entries(result)) {
+    out.write(`${first ? '' : ','}${JSON.stringify(key)}:`);
+    first = false;
+    if (value instanceof Uint8Array) writeBase64String(out, value);
+    else out.write(JSON.stringify(value));
+  }
+  out.write('}\n');
+}
+
+function writeBase64String(out: NodeJS.WritableStream, bytes: Uint8Array): void {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  out.write('"');
+  for (let offset = 0; offset < buffer.byteLength; offset += BASE64_SLICE_BYTES) {
+    out.write(buffer.subarray(offset, offset + BASE64_SLICE_BYTES).toString('base64'));
+  }
+  out.write('"');
+}
+
+/** The `call` command's error form: `{"error":{"code","message","data":{"errorKind"}}}`. */
+export function writeErrorJson(out: NodeJS.WritableStream, error: unknown): void {
+  out.write(`${JSON.stringify({ error: toWireError(error) })}\n`);
+}
+
+/** A one-line human message for the shortcut commands: `fs-sandbox: <message> [<kind>]`. */
+export function humanError(error: unknown): string {
+  if (error instanceof FsError) return `fs-sandbox: ${error.message} [${error.kind}]\n`;
+  return `fs-sandbox: ${error instanceof Error ? error.message : String(error)}\n`;
+}

@@ -1,0 +1,67 @@
+import { Command, CommanderError } from 'commander';
+import { createBroker } from '../broker.js';
+import { registerCallCommand } from './call-command.js';
+import { registerCatCommand } from './cat-command.js';
+import { type CliDeps, type CliIo, EXIT } from './cli-io.js';
+import { registerCpCommand } from './cp-command.js';
+import { registerDemoCommand } from './demo-command.js';
+import { registerDoctorCommand } from './doctor-command.js';
+import { registerExplainCommand } from './explain-command.js';
+import { registerLsCommand } from './ls-command.js';
+import { registerRmCommand } from './rm-command.js';
+import { registerServeCommand } from './serve-command.js';
+import { registerStatCommand } from './stat-command.js';
+import { registerWriteCommand } from './write-command.js';
+
+/** The `fs-sandbox` program with every command registered; output and usage errors go through `deps.io`. */
+export function buildProgram(deps: CliDeps): Command {
+  const program = new Command('fs-sandbox')
+    .description('sandboxed file operations for AI coding agents (bubblewrap, Seatbelt, restricted token)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => deps.io.stdout.write(text),
+      writeErr: (text) => deps.io.stderr.write(text),
+    });
+  registerCallCommand(program, deps);
+  registerCatCommand(program, deps);
+  registerLsCommand(program, deps);
+  registerWriteCommand(program, deps);
+  registerStatCommand(program, deps);
+  registerRmCommand(program, deps);
+  registerCpCommand(program, deps);
+  registerDoctorCommand(program, deps);
+  registerExplainCommand(program, deps);
+  registerDemoCommand(program, deps);
+  registerServeCommand(program, deps);
+  return program;
+}
+
+/** Runs the CLI and resolves to its exit code (0 ok, 1 failed, 2 usage). */
+export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  const deps: CliDeps = {
+    io,
+    createBroker,
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+  };
+  try {
+    await buildProgram(deps).parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    // --help and --version end through here too, with exit code 0.
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    throw error;
+  }
+  return exitCode;
+}
+
+function processIo(): CliIo {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+  };
+}

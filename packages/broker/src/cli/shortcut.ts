@@ -1,0 +1,50 @@
+import { resolve } from 'node:path';
+import { currentHostOs, nativeToPathUri } from '@fs-sandbox/policy';
+import type { Command } from 'commander';
+import type { FsBroker } from '../broker.js';
+import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
+import { type CliDeps, EXIT } from './cli-io.js';
+import { addContextOptions, type ContextFlags, contextFromFlags } from './context-options.js';
+import { humanError } from './json-output.js';
+
+export type ShortcutFlags = ContextFlags & BrokerFlags;
+
+/** What a shortcut's body gets: the broker, the sandbox context, and native path → URI. */
+export interface ShortcutRun {
+  broker: FsBroker;
+  sandbox: unknown;
+  uri(path: string): string;
+  timeoutMs: number | undefined;
+}
+
+/** Adds the context and broker flags that every people-facing shortcut shares. */
+export function shortcutCommand(program: Command, name: string): Command {
+  return addBrokerOptions(addContextOptions(program.command(name)));
+}
+
+/**
+ * Runs a shortcut body with native paths for people (resolved against the cwd) and a one-line
+ * `fs-sandbox: <message> [<errorKind>]` on stderr for failures (exit 1).
+ */
+export async function runShortcut(
+  deps: CliDeps,
+  flags: ShortcutFlags,
+  body: (run: ShortcutRun) => Promise<void>,
+): Promise<void> {
+  const os = currentHostOs();
+  const broker = deps.createBroker(brokerOptionsFrom(flags, deps.io));
+  try {
+    const sandbox = contextFromFlags(flags, deps.io, os);
+    await body({
+      broker,
+      sandbox,
+      uri: (path) => nativeToPathUri(resolve(deps.io.cwd, path), os),
+      timeoutMs: flags.timeout,
+    });
+  } catch (error) {
+    deps.io.stderr.write(humanError(error));
+    deps.setExitCode(EXIT.failed);
+  } finally {
+    await broker.close();
+  }
+}

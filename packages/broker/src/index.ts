@@ -1,0 +1,16 @@
+/**
+ * @fs-sandbox/broker as a library: create a broker, call the Codex filesystem methods with a
+ * sandbox context, get results or typed FsErrors. The backends and the runner seam are exported
+ * for tools (explain, warm pools) and tests.
+ */
+export type { BackendName, HelperRuntime, LaunchSpec, SandboxBackend } from './backends/backend.js';
+export { buildBwrapArgs, bwrapFactPaths } from './backends/linux/bwrap-args.js';
+export { createBwrapBackend } from './backends/linux/bwrap-backend.js';
+export { locateBwrap } from './backends/linux/bwrap-locate.js';
+export { collectPathFacts, type PathFact, type PathFacts } from './backends/linux/path-facts.js';
+export { selectBackend } from './backends/select-backend.js';
+export { type BrokerOptions, createBroker, type FsBroker } from './broker.js';
+export type { Broker, CallInfo, CallOptions } from './broker-api.js';
+export { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
+export type { SandboxedContext } from './runner/sandbox-runner.js';
+export { type HelperLauncher, type RunHelperOptions, runHelper } from './runner/spawn-helper.js';

@@ -1,0 +1,52 @@
+import {
+  checkAccess,
+  FsError,
+  type HelperOperation,
+  type HostOs,
+  type PermissionProfile,
+  pathUriToNative,
+} from '@fs-sandbox/policy';
+
+/**
+ * Clear denials before any spawn. The kernel sandbox is the enforcement; this check only turns the
+ * obvious refusals into errors that name the rule ("outside writable roots", "denied by entry …",
+ * "protected metadata path .git") instead of a bare EROFS/ENOENT from inside the sandbox. It is
+ * also what refuses writes to a missing deny path or a missing `.git` under a writable root, which
+ * the bwrap backend cannot mask without creating a placeholder on the host.
+ */
+
+type Want = 'read' | 'write';
+
+/** The paths an operation touches and how (URI-valued params, by field name). */
+const ACCESS_BY_OPERATION: Record<HelperOperation, ReadonlyArray<readonly [field: string, want: Want]>> = {
+  'fs/readFile': [['path', 'read']],
+  'fs/writeFile': [['path', 'write']],
+  'fs/createDirectory': [['path', 'write']],
+  'fs/getMetadata': [['path', 'read']],
+  'fs/canonicalize': [['path', 'read']],
+  'fs/readDirectory': [['path', 'read']],
+  'fs/remove': [['path', 'write']],
+  'fs/copy': [
+    ['sourcePath', 'read'],
+    ['destinationPath', 'write'],
+  ],
+  'fs/walk': [['path', 'read']],
+  'fs/openForRead': [['path', 'read']],
+  'fs/readRange': [['path', 'read']],
+};
+
+/** Throws `permission_denied` / `protected_path` naming the rule when the profile refuses a path of the request. */
+export function precheckRequest(
+  operation: HelperOperation,
+  params: Record<string, unknown>,
+  profile: PermissionProfile,
+  os: HostOs,
+): void {
+  for (const [field, want] of ACCESS_BY_OPERATION[operation]) {
+    const uri = params[field];
+    if (typeof uri !== 'string') continue;
+    const path = pathUriToNative(uri, os);
+    const decision = checkAccess(profile, path, want, os);
+    if (!decision.allowed) throw new FsError(decision.kind, `cannot ${want} ${path}: ${decision.rule}`);
+  }
+}

@@ -1,0 +1,45 @@
+import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
+import { type HostOs, resolveSandboxContext, type SandboxContext } from '@fs-sandbox/policy';
+import type { CallInfo } from './broker-api.js';
+import type { SandboxedContext } from './runner/sandbox-runner.js';
+
+/** Where one operation runs. */
+export type Route =
+  | { kind: 'in-process'; reason: 'absent' | 'disabled' | 'external' | 'unrestricted' | 'full_disk_write' }
+  | { kind: 'sandbox'; context: SandboxedContext };
+
+/**
+ * Routing rule (DESIGN §3): only a context that grants everything anyway (absent, unrestricted,
+ * disabled, external, full-disk write) runs in-process; every other context goes to the sandbox
+ * runner. There is deliberately no fallback from the second branch to the first: if the sandbox
+ * cannot be built, the call fails with a typed error, because running a restricted context
+ * in-process would trust the helper's own path checks, which symlinks and races defeat.
+ * Resolving the context also raises the exact cwd errors (non-native URI, dynamic permissions
+ * without cwd) before anything runs.
+ */
+export function routeFor(sandbox: SandboxContext | null | undefined, os: HostOs): Route {
+  const resolved = resolveSandboxContext(sandbox, os);
+  if (!resolved.sandboxed) return { kind: 'in-process', reason: resolved.reason };
+  return { kind: 'sandbox', context: resolved };
+}
+
+export interface RouteHandlers {
+  inProcess(request: HelperRequest): Promise<HelperReply>;
+  sandboxed(
+    request: HelperRequest,
+    context: SandboxedContext,
+  ): Promise<{ reply: HelperReply; backend: string }>;
+}
+
+/** Runs a request on its route; the returned info says which one ran (for the audit log). */
+export async function runRouted(
+  request: HelperRequest,
+  route: Route,
+  handlers: RouteHandlers,
+): Promise<{ reply: HelperReply; info: CallInfo }> {
+  if (route.kind === 'in-process') {
+    return { reply: await handlers.inProcess(request), info: { sandboxed: false, backend: null } };
+  }
+  const { reply, backend } = await handlers.sandboxed(request, route.context);
+  return { reply, info: { sandboxed: true, backend } };
+}

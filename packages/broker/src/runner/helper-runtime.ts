@@ -1,0 +1,51 @@
+import { lstat, realpath } from 'node:fs/promises';
+import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
+import { FsError, filterHelperEnv, type HostOs, minimalReadRootCandidates } from '@fs-sandbox/policy';
+import type { HelperRuntime } from '../backends/backend.js';
+
+/** The helper runtime plus the platform minimal roots that exist on this host. */
+export interface ResolvedHelperRuntime extends HelperRuntime {
+  minimalRootsPresent: string[];
+}
+
+/**
+ * What the sandbox must let the helper read to run at all: the real node executable and the helper
+ * bundle as exact files (not their folders, which may hold anything), and only the minimal
+ * platform roots that exist. The environment is cut down to the allowlist here, once.
+ */
+export async function resolveHelperRuntime(
+  os: HostOs,
+  env: Record<string, string | undefined>,
+  bundlePath?: string,
+): Promise<ResolvedHelperRuntime> {
+  const nodePath = await realpath(process.execPath);
+  let helperBundle: string;
+  try {
+    helperBundle = await realpath(bundlePath ?? helperBundlePath(env));
+  } catch (error) {
+    // No bundle means no sandboxed helper: a typed refusal, never an in-process fallback.
+    const why = error instanceof Error ? error.message : String(error);
+    throw new FsError(
+      'sandbox_unavailable',
+      `the helper bundle cannot be found (${why}); run \`pnpm run build\``,
+    );
+  }
+  const present = await Promise.all(
+    minimalReadRootCandidates(os).map(async (root) => ((await exists(root)) ? root : null)),
+  );
+  return {
+    nodePath,
+    helperBundle,
+    env: filterHelperEnv(env, os),
+    minimalRootsPresent: present.filter((root): root is string => root !== null),
+  };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,57 @@
+import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
+import {
+  buildSandboxPlan,
+  type HostOs,
+  type ResolvedContext,
+  type SandboxPlan,
+  widenForHelperRuntime,
+} from '@fs-sandbox/policy';
+import type { BackendName, LaunchSpec, SandboxBackend } from '../backends/backend.js';
+import type { ResolvedHelperRuntime } from './helper-runtime.js';
+import type { HelperLauncher, RunHelperOptions } from './spawn-helper.js';
+
+/** A context that needs the platform sandbox (routing sends only these here). */
+export type SandboxedContext = Extract<ResolvedContext, { sandboxed: true }>;
+
+export interface SandboxRunnerDeps {
+  os: HostOs;
+  /** The platform backend for a context; throws `sandbox_unavailable` when there is none. */
+  backendFor(context: SandboxedContext): SandboxBackend;
+  runtime(): Promise<ResolvedHelperRuntime>;
+  launcher: HelperLauncher;
+}
+
+export interface SandboxRun {
+  reply: HelperReply;
+  backend: BackendName;
+}
+
+/**
+ * Runs one helper request under the platform sandbox: the context's policy widened by exactly what
+ * the helper needs to start, turned into a plan, then into the backend's command.
+ */
+export class SandboxRunner {
+  constructor(private readonly deps: SandboxRunnerDeps) {}
+
+  /** The plan and launch for a context, without running anything (`fs-sandbox explain`, doctor). */
+  async prepare(context: SandboxedContext): Promise<{ plan: SandboxPlan; launch: LaunchSpec }> {
+    const backend = this.deps.backendFor(context);
+    const runtime = await this.deps.runtime();
+    const profile = widenForHelperRuntime(context.profile, {
+      os: this.deps.os,
+      helperFiles: [runtime.nodePath, runtime.helperBundle],
+      minimalRootsPresent: runtime.minimalRootsPresent,
+    });
+    const plan = buildSandboxPlan({ ...context, profile }, this.deps.os);
+    return { plan, launch: await backend.prepare(plan, runtime) };
+  }
+
+  async run(
+    request: HelperRequest,
+    context: SandboxedContext,
+    options: RunHelperOptions,
+  ): Promise<SandboxRun> {
+    const { launch } = await this.prepare(context);
+    return { reply: await this.deps.launcher(launch, request, options), backend: launch.backend };
+  }
+}
