@@ -1,0 +1,35 @@
+import type { SandboxPlan } from '@fs-sandbox/policy';
+import type { HelperRuntime, LaunchSpec } from '../backend.js';
+import { resolveMacosTopLevelAlias } from './macos-path-aliases.js';
+import { buildSeatbeltProfile } from './seatbelt-profile.js';
+
+/**
+ * Only the system copy: a `sandbox-exec` found on PATH could be anything the caller's environment
+ * points at, and replacing /usr/bin itself already needs root.
+ */
+export const SANDBOX_EXEC_PATH = '/usr/bin/sandbox-exec';
+
+/**
+ * The `sandbox-exec` command that runs the helper under the plan: `-p <profile>`, one `-D KEY=VALUE`
+ * per path parameter, `--`, then node and the helper bundle. Pure, so `fs-sandbox explain` and the
+ * golden tests can build it on any OS.
+ */
+export function buildSeatbeltLaunch(plan: SandboxPlan, runtime: HelperRuntime): LaunchSpec {
+  const profile = buildSeatbeltProfile(plan, runtime);
+  const defines = profile.params.flatMap(([key, value]) => ['-D', `${key}=${value}`]);
+  return {
+    backend: 'seatbelt',
+    file: SANDBOX_EXEC_PATH,
+    args: [
+      '-p',
+      profile.text,
+      ...defines,
+      '--',
+      resolveMacosTopLevelAlias(runtime.nodePath),
+      resolveMacosTopLevelAlias(runtime.helperBundle),
+    ],
+    // sandbox-exec passes its environment on unchanged; the runtime's is already the allowlist.
+    env: { ...runtime.env },
+    details: { profile: profile.text, params: Object.fromEntries(profile.params) },
+  };
+}
