@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { accessFor } from '../src/permissions/access.js';
+import { widenForHelperRuntime } from '../src/widening.js';
+import { glob, pathEntry, restricted, special } from './helpers.js';
+
+const runtime = {
+  os: 'linux' as const,
+  helperFiles: ['/opt/node/bin/node', '/opt/app/dist/helper.cjs'],
+  minimalRootsPresent: ['/usr', '/etc', '/lib'],
+};
+
+describe('widenForHelperRuntime', () => {
+  it('makes the exact helper files readable, not their folder or a sibling', () => {
+    const widened = widenForHelperRuntime(restricted(pathEntry('file:///w', 'write')), runtime);
+    expect(accessFor(widened, '/opt/app/dist/helper.cjs', 'linux').access).toBe('read');
+    expect(accessFor(widened, '/opt/node/bin/node', 'linux').access).toBe('read');
+    expect(accessFor(widened, '/opt/app/dist', 'linux').access).toBe('deny');
+    expect(accessFor(widened, '/opt/app/dist/credentials.json', 'linux').access).toBe('deny');
+    expect(accessFor(widened, '/opt/node/bin/npm', 'linux').access).toBe('deny');
+  });
+  it('adds the present minimal roots when the policy lacks full-disk read', () => {
+    const widened = widenForHelperRuntime(restricted(pathEntry('file:///w', 'write')), runtime);
+    expect(widened).toEqual(
+      restricted(
+        pathEntry('file:///w', 'write'),
+        pathEntry('file:///usr', 'read'),
+        pathEntry('file:///etc', 'read'),
+        pathEntry('file:///lib', 'read'),
+        pathEntry('file:///opt/node/bin/node', 'read'),
+        pathEntry('file:///opt/app/dist/helper.cjs', 'read'),
+      ),
+    );
+  });
+  it('adds nothing under full-disk read', () => {
+    const profile = restricted(special('root', 'read'), pathEntry('file:///w', 'write'));
+    expect(widenForHelperRuntime(profile, runtime)).toEqual(profile);
+  });
+  it('expands minimal entries to the roots that exist', () => {
+    const widened = widenForHelperRuntime(restricted(special('minimal', 'read')), {
+      ...runtime,
+      helperFiles: [],
+    });
+    expect(widened).toEqual(
+      restricted(
+        pathEntry('file:///usr', 'read'),
+        pathEntry('file:///etc', 'read'),
+        pathEntry('file:///lib', 'read'),
+      ),
+    );
+  });
+  it('never weakens a deny', () => {
+    const profile = restricted(
+      pathEntry('file:///opt', 'deny'),
+      pathEntry('file:///opt/node', 'read'),
+      pathEntry('file:///etc', 'deny'),
+      glob('/usr/**/secret*'),
+    );
+    const widened = widenForHelperRuntime(profile, runtime);
+    expect(accessFor(widened, '/opt/app/dist/helper.cjs', 'linux').access).toBe('deny');
+    expect(accessFor(widened, '/etc/passwd', 'linux').access).toBe('deny');
+    expect(accessFor(widened, '/usr/share/secret.txt', 'linux').access).toBe('deny');
+    expect(accessFor(widened, '/usr/bin/env', 'linux').access).toBe('read');
+    for (const path of ['/opt', '/opt/app', '/etc']) {
+      expect(accessFor(widened, path, 'linux')).toEqual(accessFor(profile, path, 'linux'));
+    }
+  });
+  it('does not make a file inside a writable root read-only', () => {
+    const profile = restricted(pathEntry('file:///opt/app', 'write'));
+    const widened = widenForHelperRuntime(profile, runtime);
+    expect(accessFor(widened, '/opt/app/dist/helper.cjs', 'linux').access).toBe('write');
+  });
+  it('leaves unrestricted, disabled and external profiles untouched', () => {
+    for (const profile of [
+      { type: 'disabled' as const },
+      { type: 'external' as const },
+      {
+        type: 'managed' as const,
+        file_system: { type: 'unrestricted' as const },
+        network: 'restricted' as const,
+      },
+    ]) {
+      expect(widenForHelperRuntime(profile, runtime)).toBe(profile);
+    }
+  });
+  it('works with Windows paths', () => {
+    const widened = widenForHelperRuntime(restricted(pathEntry('file:///C:/w', 'write')), {
+      os: 'windows',
+      helperFiles: ['C:\\Program Files\\nodejs\\node.exe', 'C:\\app\\helper.cjs'],
+      minimalRootsPresent: ['C:\\Windows', 'C:\\Program Files'],
+    });
+    expect(accessFor(widened, 'C:\\app\\helper.cjs', 'windows').access).toBe('read');
+    expect(accessFor(widened, 'C:\\app\\credentials.json', 'windows').access).toBe('deny');
+    expect(
+      widened.type === 'managed' && widened.file_system.type === 'restricted' && widened.file_system.entries,
+    ).toEqual([
+      pathEntry('file:///C:/w', 'write'),
+      pathEntry('file:///C:/Windows', 'read'),
+      pathEntry('file:///C:/Program%20Files', 'read'),
+      pathEntry('file:///C:/app/helper.cjs', 'read'),
+    ]);
+  });
+});
