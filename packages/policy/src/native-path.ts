@@ -96,10 +96,17 @@ export function pathDepth(os: HostOs, path: string): number | null {
   return split ? split.segments.length : null;
 }
 
+/**
+ * The form Windows itself compares names in: case-insensitive, and with trailing dots and spaces
+ * ignored (Win32 strips them, so `.git.` opens `.git`). Comparing any other way would let
+ * `C:\W\.GIT.` slip past a rule written for `C:\w\.git`.
+ */
+export function windowsComparableName(segment: string): string {
+  return segment.replace(/[. ]+$/, '').toLowerCase();
+}
+
 function sameName(os: HostOs, a: string, b: string): boolean {
-  // Windows file systems are case-insensitive by default; comparing case-sensitively there would
-  // let `C:\W\.GIT` slip past a rule written for `C:\w\.git`.
-  return os === 'windows' ? a.toLowerCase() === b.toLowerCase() : a === b;
+  return os === 'windows' ? windowsComparableName(a) === windowsComparableName(b) : a === b;
 }
 
 /**

@@ -154,7 +154,9 @@ export function pathUriToNative(uri: string, os: HostOs): string {
     if (parsed.host !== '' || parsed.drive !== null) throw notNative(format(parsed), os);
     return formatNativePath(os, { root: '/', segments: parsed.segments });
   }
-  const windowsSafe = parsed.segments.every((s) => !/[\\:]/.test(s) && !hasLoneSurrogate(s));
+  // `\` and `:` would re-split the name (or open an alternate data stream); a trailing dot or space
+  // is silently stripped by Win32, so `.git.` would reach `.git` while looking like another name.
+  const windowsSafe = parsed.segments.every((s) => !/[\\:]|[. ]$/.test(s) && !hasLoneSurrogate(s));
   if (parsed.drive !== null && windowsSafe) {
     return formatNativePath(os, { root: parsed.drive, segments: parsed.segments });
   }

@@ -172,6 +172,9 @@ describe('checkAccess', () => {
     expect(checkAccess(windows, 'C:\\w\\.Git\\HEAD', 'write', 'windows')).toMatchObject({
       kind: 'protected_path',
     });
+    expect(checkAccess(windows, 'C:\\w\\.git. \\HEAD', 'write', 'windows')).toMatchObject({
+      kind: 'protected_path',
+    });
   });
   it('protects metadata directly under a narrowed root:write', () => {
     const profile = restricted(special('root', 'write'), pathEntry('file:///etc', 'read'));

@@ -69,5 +69,7 @@ describe('native paths (Windows rules, tested on any host)', () => {
     expect(pathStartsWith('windows', 'C:\\wx', 'C:\\w')).toBe(false);
     expect(pathStartsWith('windows', 'D:\\w', 'C:\\w')).toBe(false);
     expect(pathStartsWith('windows', '\\\\SRV\\Share\\x', '\\\\srv\\share')).toBe(true);
+    expect(pathStartsWith('windows', 'C:\\w\\secret. \\k', 'C:\\w\\Secret')).toBe(true);
+    expect(pathStartsWith('linux', '/w/secret./k', '/w/secret')).toBe(false);
   });
 });

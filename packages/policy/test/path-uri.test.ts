@@ -133,6 +133,13 @@ describe('pathUriToNative', () => {
     expect(rejection(() => pathUriToNative('file:///C:/a%3Astream', 'windows')).kind).toBe('invalid_params');
     expect(rejection(() => pathUriToNative('file:///C:/a%FF', 'windows')).kind).toBe('invalid_params');
   });
+  it('refuses names Win32 would silently strip on windows', () => {
+    expect(rejection(() => pathUriToNative('file:///C:/w/.git./HEAD', 'windows')).message).toBe(
+      "'file:///C:/w/.git./HEAD' is invalid on 'windows'",
+    );
+    expect(rejection(() => pathUriToNative('file:///C:/w/.git%20', 'windows')).kind).toBe('invalid_params');
+    expect(pathUriToNative('file:///w/.git.', 'linux')).toBe('/w/.git.');
+  });
   it('converts Windows drive and UNC URIs', () => {
     expect(pathUriToNative('file:///C:/x/y', 'windows')).toBe('C:\\x\\y');
     expect(pathUriToNative('file:///c:', 'windows')).toBe('C:\\');

@@ -1,4 +1,5 @@
 import type { HostOs } from '../host-os.js';
+import { windowsComparableName } from '../native-path.js';
 
 /**
  * Metadata directories that steer tools the user runs later (git hooks and config, agent and Codex
@@ -10,10 +11,12 @@ export type ProtectedMetadataName = (typeof PROTECTED_METADATA_NAMES)[number];
 
 /**
  * The protected name `segment` stands for, or null. Matching ignores case on macOS and Windows,
- * whose default file systems are case-insensitive: there `.GIT` is the same directory as `.git`.
+ * whose default file systems are case-insensitive: there `.GIT` is the same directory as `.git`
+ * (and on Windows so is `.git.`, see windowsComparableName).
  */
 export function protectedNameOf(os: HostOs, segment: string): ProtectedMetadataName | null {
-  const name = os === 'linux' ? segment : segment.toLowerCase();
+  const name =
+    os === 'linux' ? segment : os === 'windows' ? windowsComparableName(segment) : segment.toLowerCase();
   return (PROTECTED_METADATA_NAMES as readonly string[]).includes(name)
     ? (name as ProtectedMetadataName)
     : null;
