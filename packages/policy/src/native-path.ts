@@ -90,12 +90,6 @@ export function parentPath(os: HostOs, path: string): string | null {
   return formatNativePath(os, { root: split.root, segments: split.segments.slice(0, -1) });
 }
 
-/** Number of segments below the root (0 for a root); null when not absolute. */
-export function pathDepth(os: HostOs, path: string): number | null {
-  const split = splitNativePath(os, path);
-  return split ? split.segments.length : null;
-}
-
 /**
  * The form Windows itself compares names in: case-insensitive, and with trailing dots and spaces
  * ignored (Win32 strips them, so `.git.` opens `.git`). Comparing any other way would let

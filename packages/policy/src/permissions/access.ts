@@ -38,9 +38,10 @@ function normalizeOrThrow(os: HostOs, path: string): string {
   return normalized;
 }
 
+/** `/`, `C:\` or `\\server\share`: where `root` (depth 0) meets this path. */
 function rootOf(os: HostOs, path: string): string {
   const split = splitNativePath(os, path);
-  return split?.root.endsWith(':') ? `${split.root}\\` : (split?.root ?? '/');
+  return split ? formatNativePath(os, { root: split.root, segments: [] }) : path;
 }
 
 interface Candidate {

@@ -46,12 +46,6 @@ export type RpcMethod = keyof typeof PARAMS_SCHEMAS;
 export type ParamsFor<M extends RpcMethod> = z.output<(typeof PARAMS_SCHEMAS)[M]>;
 export type ResultFor<M extends RpcMethod> = z.output<(typeof RESULT_SCHEMAS)[M]>;
 
-export const RPC_METHODS = Object.keys(PARAMS_SCHEMAS) as RpcMethod[];
-
-export function isRpcMethod(method: string): method is RpcMethod {
-  return Object.hasOwn(PARAMS_SCHEMAS, method);
-}
-
 export function paramsSchemaFor<M extends RpcMethod>(method: M): (typeof PARAMS_SCHEMAS)[M] {
   return PARAMS_SCHEMAS[method];
 }
