@@ -58,7 +58,9 @@ const STRICTNESS: Record<MountKind, number> = { write: 0, read: 1, deny: 2, dev:
 
 /** The paths whose facts `buildBwrapArgs` reads (the backend collects exactly these). */
 export function bwrapFactPaths(plan: SandboxPlan, runtime: HelperRuntime): string[] {
-  const paths = planMounts(plan, runtime).map((mount) => mount.path);
+  const paths = planMounts(plan, runtime)
+    .filter((mount) => mount.kind !== 'dev' && mount.kind !== 'proc')
+    .map((mount) => mount.path);
   if (plan.cwd !== null) paths.push(plan.cwd);
   return paths;
 }
@@ -70,11 +72,12 @@ export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: Hel
   const writableRoots = plan.writableRoots.map((root) => root.root);
 
   const args: string[] = [...ISOLATION_ARGS];
-  // Full read: the host tree read-only. Otherwise an empty tmpfs that only gets the readable roots;
-  // it is remounted read-only at the end so a write outside every writable root FAILS (EROFS)
-  // instead of landing in a throw-away tmpfs and being reported as a success (the reference's
-  // silent data loss).
-  args.push(...(plan.fullDiskRead ? ['--ro-bind', '/', '/'] : ['--tmpfs', '/']));
+  // The whole host tree read-only when everything is readable (a `root:read` narrowed by denies
+  // included). Otherwise an empty tmpfs that only gets the readable roots; it is remounted
+  // read-only at the end so a write outside every writable root FAILS (EROFS) instead of landing in
+  // a throw-away tmpfs and being reported as a success (the reference's silent data loss).
+  const rootReadable = isRootReadable(plan);
+  args.push(...(rootReadable ? ['--ro-bind', '/', '/'] : ['--tmpfs', '/']));
 
   const emitted: Mount[] = [];
   const remounts: string[] = [];
@@ -88,7 +91,7 @@ export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: Hel
       continue;
     }
     const parent = nearestEmittedAncestor(emitted, mount.path);
-    const inherited = parent?.kind ?? (plan.fullDiskRead ? 'base-read' : 'hidden');
+    const inherited = parent?.kind ?? (rootReadable ? 'base-read' : 'hidden');
     // Redundant mounts are skipped: a read grant where the view is already read-only, a deny
     // inside a deny, a deny of a path the sandbox does not show at all.
     if (mount.kind === 'read' && READ_ONLY_VIEWS.has(inherited)) continue;
@@ -139,16 +142,20 @@ export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: Hel
     }
   }
   for (const path of remounts) args.push('--remount-ro', path);
-  if (!plan.fullDiskRead) args.push('--remount-ro', '/');
+  if (!rootReadable) args.push('--remount-ro', '/');
 
   // Only the allowlisted variables reach the helper: no keys, proxies, NODE_OPTIONS or LD_PRELOAD.
   args.push('--clearenv');
   for (const name of Object.keys(runtime.env).sort()) {
     args.push('--setenv', validEnvName(name), validEnvValue(name, runtime.env[name] as string));
   }
-  args.push('--chdir', sandboxCwd(plan, facts, emitted));
+  args.push('--chdir', sandboxCwd(plan, rootReadable, facts, emitted));
   args.push('--', runtime.nodePath, runtime.helperBundle);
   return args;
+}
+
+function isRootReadable(plan: SandboxPlan): boolean {
+  return plan.fullDiskRead || plan.readableRoots.includes('/');
 }
 
 function planMounts(plan: SandboxPlan, runtime: HelperRuntime): Mount[] {
@@ -156,7 +163,7 @@ function planMounts(plan: SandboxPlan, runtime: HelperRuntime): Mount[] {
     { path: '/dev', kind: 'dev' },
     { path: '/proc', kind: 'proc' },
   ];
-  if (!plan.fullDiskRead) for (const path of plan.readableRoots) candidates.push({ path, kind: 'read' });
+  if (!isRootReadable(plan)) for (const path of plan.readableRoots) candidates.push({ path, kind: 'read' });
   // The exact runtime files, always re-bound read-only: if one lies inside a writable root, the
   // helper must not be able to rewrite the program the next helper runs.
   candidates.push({ path: runtime.nodePath, kind: 'read' }, { path: runtime.helperBundle, kind: 'read' });
@@ -247,13 +254,13 @@ function refuseRuntimeInsideDeny(plan: SandboxPlan, runtime: HelperRuntime): voi
 }
 
 /** The cwd when the sandbox shows it as a directory, else `/` (never a path the helper cannot see). */
-function sandboxCwd(plan: SandboxPlan, facts: PathFacts, emitted: Mount[]): string {
+function sandboxCwd(plan: SandboxPlan, rootReadable: boolean, facts: PathFacts, emitted: Mount[]): string {
   if (plan.cwd === null) return '/';
   validatePath(plan.cwd);
   if (factOf(facts, plan.cwd).kind !== 'directory') return '/';
   const exact = emitted.find((mount) => mount.path === plan.cwd);
   const deciding = exact ?? nearestEmittedAncestor(emitted, plan.cwd);
-  if (deciding === undefined) return plan.fullDiskRead ? plan.cwd : '/';
+  if (deciding === undefined) return rootReadable ? plan.cwd : '/';
   return deciding.kind === 'read' || deciding.kind === 'write' ? plan.cwd : '/';
 }
 

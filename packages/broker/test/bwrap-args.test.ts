@@ -1,0 +1,449 @@
+import type { SandboxPlan } from '@fs-sandbox/policy';
+import { FsError } from '@fs-sandbox/policy';
+import { describe, expect, it } from 'vitest';
+import type { HelperRuntime } from '../src/backends/backend.js';
+import { buildBwrapArgs, bwrapFactPaths } from '../src/backends/linux/bwrap-args.js';
+import type { PathFact, PathFacts } from '../src/backends/linux/path-facts.js';
+
+const ISOLATION = [
+  '--new-session',
+  '--die-with-parent',
+  '--unshare-user',
+  '--unshare-pid',
+  '--unshare-net',
+  '--unshare-ipc',
+  '--unshare-uts',
+  '--unshare-cgroup-try',
+  '--disable-userns',
+  '--cap-drop',
+  'ALL',
+];
+
+const runtime: HelperRuntime = {
+  nodePath: '/usr/bin/node',
+  helperBundle: '/opt/fs/helper.cjs',
+  env: { TMPDIR: '/tmp', PATH: '/usr/bin:/bin' },
+};
+const TAIL_ENV = ['--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'TMPDIR', '/tmp'];
+const COMMAND = ['--', '/usr/bin/node', '/opt/fs/helper.cjs'];
+
+const dir: PathFact = { kind: 'directory', linkText: null, symlinksCrossed: [] };
+const file: PathFact = { kind: 'file', linkText: null, symlinksCrossed: [] };
+const missing: PathFact = { kind: 'missing', linkText: null, symlinksCrossed: [] };
+const topLink = (path: string, target: string): PathFact => ({
+  kind: 'directory',
+  linkText: target,
+  symlinksCrossed: [path],
+});
+
+/** Facts for every path the builder asks about; unspecified paths are directories. */
+function factsFor(
+  plan: SandboxPlan,
+  known: Record<string, PathFact>,
+  writableRootRealPaths = plan.writableRoots.map((w) => w.root),
+): PathFacts {
+  const paths = new Map<string, PathFact>();
+  for (const path of bwrapFactPaths(plan, runtime)) paths.set(path, known[path] ?? dir);
+  return { paths, writableRootRealPaths };
+}
+
+function plan(overrides: Partial<SandboxPlan>): SandboxPlan {
+  return {
+    os: 'linux',
+    fullDiskRead: false,
+    readableRoots: [],
+    writableRoots: [],
+    deniedPaths: [],
+    denyGlobs: [],
+    cwd: null,
+    ...overrides,
+  };
+}
+
+const PROTECTED = ['.git', '.agents', '.codex'];
+
+describe('buildBwrapArgs golden argv', () => {
+  it('workspace sandbox without full read: tmpfs base, roots, writable bind, masks, read-only root', () => {
+    const p = plan({
+      readableRoots: ['/bin', '/etc', '/opt/fs/helper.cjs', '/usr'],
+      writableRoots: [{ root: '/w', readOnlySubpaths: [], protectedNames: PROTECTED }],
+      deniedPaths: ['/w/.env', '/w/secret'],
+      cwd: '/w',
+    });
+    const facts = factsFor(p, {
+      '/bin': topLink('/bin', 'usr/bin'),
+      '/opt/fs/helper.cjs': file,
+      '/usr/bin/node': file,
+      '/w/.env': file,
+      '/w/.agents': missing,
+      '/w/.codex': missing,
+    });
+    expect(buildBwrapArgs(p, facts, runtime)).toEqual([
+      ...ISOLATION,
+      '--tmpfs',
+      '/',
+      '--symlink',
+      'usr/bin',
+      '/bin',
+      '--dev',
+      '/dev',
+      '--ro-bind',
+      '/etc',
+      '/etc',
+      '--ro-bind',
+      '/opt/fs/helper.cjs',
+      '/opt/fs/helper.cjs',
+      '--proc',
+      '/proc',
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      '--bind',
+      '/w',
+      '/w',
+      '--ro-bind',
+      '/dev/null',
+      '/w/.env',
+      '--ro-bind',
+      '/w/.git',
+      '/w/.git',
+      '--perms',
+      '0000',
+      '--tmpfs',
+      '/w/secret',
+      '--remount-ro',
+      '/w/secret',
+      '--remount-ro',
+      '/',
+      ...TAIL_ENV,
+      '--chdir',
+      '/w',
+      ...COMMAND,
+    ]);
+  });
+
+  it('full-disk read: the host tree read-only as base, no final remount, redundant reads dropped', () => {
+    const p = plan({
+      fullDiskRead: true,
+      writableRoots: [{ root: '/w', readOnlySubpaths: ['/w/docs'], protectedNames: PROTECTED }],
+      cwd: '/w/src',
+    });
+    const facts = factsFor(p, {
+      '/usr/bin/node': file,
+      '/opt/fs/helper.cjs': file,
+      '/w/.git': missing,
+      '/w/.agents': missing,
+      '/w/.codex': missing,
+    });
+    expect(buildBwrapArgs(p, facts, runtime)).toEqual([
+      ...ISOLATION,
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--bind',
+      '/w',
+      '/w',
+      '--ro-bind',
+      '/w/docs',
+      '/w/docs',
+      ...TAIL_ENV,
+      '--chdir',
+      '/w/src',
+      ...COMMAND,
+    ]);
+  });
+
+  it('root:read narrowed by a deny (readable root "/") also uses the read-only host tree', () => {
+    const p = plan({ readableRoots: ['/'], deniedPaths: ['/home/u/.ssh'], cwd: '/home/u' });
+    const facts = factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file });
+    expect(buildBwrapArgs(p, facts, runtime)).toEqual([
+      ...ISOLATION,
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--perms',
+      '0000',
+      '--tmpfs',
+      '/home/u/.ssh',
+      '--proc',
+      '/proc',
+      '--remount-ro',
+      '/home/u/.ssh',
+      ...TAIL_ENV,
+      '--chdir',
+      '/home/u',
+      ...COMMAND,
+    ]);
+  });
+
+  it('a denied directory with a deeper grant is traversable (0111) and the grant is mounted after it', () => {
+    const p = plan({
+      fullDiskRead: false,
+      readableRoots: ['/usr'],
+      writableRoots: [
+        { root: '/w', readOnlySubpaths: [], protectedNames: [] },
+        { root: '/w/private/out', readOnlySubpaths: [], protectedNames: [] },
+      ],
+      deniedPaths: ['/w/private'],
+    });
+    const facts = factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file });
+    expect(buildBwrapArgs(p, facts, runtime)).toEqual([
+      ...ISOLATION,
+      '--tmpfs',
+      '/',
+      '--dev',
+      '/dev',
+      '--ro-bind',
+      '/opt/fs/helper.cjs',
+      '/opt/fs/helper.cjs',
+      '--proc',
+      '/proc',
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      '--bind',
+      '/w',
+      '/w',
+      '--perms',
+      '0111',
+      '--tmpfs',
+      '/w/private',
+      '--bind',
+      '/w/private/out',
+      '/w/private/out',
+      '--remount-ro',
+      '/w/private',
+      '--remount-ro',
+      '/',
+      ...TAIL_ENV,
+      '--chdir',
+      '/',
+      ...COMMAND,
+    ]);
+  });
+
+  it('never mounts a missing path (no placeholder on the host) and skips masks the sandbox does not show', () => {
+    const p = plan({
+      readableRoots: ['/usr'],
+      writableRoots: [
+        { root: '/gone', readOnlySubpaths: [], protectedNames: PROTECTED },
+        { root: '/w', readOnlySubpaths: ['/w/ro-missing'], protectedNames: PROTECTED },
+      ],
+      deniedPaths: ['/srv/secret', '/w/.env'],
+      cwd: '/gone',
+    });
+    const facts = factsFor(p, {
+      '/gone': missing,
+      '/w/ro-missing': missing,
+      '/w/.env': missing,
+      '/w/.git': missing,
+      '/w/.agents': missing,
+      '/w/.codex': missing,
+      '/usr/bin/node': file,
+      '/opt/fs/helper.cjs': file,
+    });
+    const args = buildBwrapArgs(p, facts, runtime);
+    for (const absent of ['/gone', '/w/ro-missing', '/w/.env', '/w/.git', '/srv/secret']) {
+      expect(args).not.toContain(absent);
+    }
+    expect(args.slice(args.indexOf('--chdir'), args.indexOf('--chdir') + 2)).toEqual(['--chdir', '/']);
+  });
+
+  it('re-binds a runtime file read-only when it lies inside a writable root', () => {
+    const p = plan({
+      fullDiskRead: true,
+      writableRoots: [{ root: '/opt', readOnlySubpaths: [], protectedNames: [] }],
+    });
+    const facts = factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file });
+    const args = buildBwrapArgs(p, facts, runtime);
+    const bind = args.indexOf('--bind');
+    const mask = args.indexOf('/opt/fs/helper.cjs');
+    expect(args.slice(bind, bind + 3)).toEqual(['--bind', '/opt', '/opt']);
+    expect(args.slice(mask - 1, mask + 2)).toEqual(['--ro-bind', '/opt/fs/helper.cjs', '/opt/fs/helper.cjs']);
+    expect(mask).toBeGreaterThan(bind);
+  });
+
+  it('puts every path in its own argv element, however it is spelled', () => {
+    const odd = "/w/it's a dir;$(rm -rf ~)";
+    const p = plan({
+      fullDiskRead: true,
+      writableRoots: [{ root: odd, readOnlySubpaths: [], protectedNames: [] }],
+    });
+    const facts = factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file });
+    const args = buildBwrapArgs(p, facts, runtime);
+    expect(args.slice(args.indexOf('--bind'), args.indexOf('--bind') + 3)).toEqual(['--bind', odd, odd]);
+  });
+});
+
+describe('buildBwrapArgs refusals', () => {
+  const base = (extra: Partial<SandboxPlan>) =>
+    plan({
+      fullDiskRead: true,
+      writableRoots: [{ root: '/w', readOnlySubpaths: [], protectedNames: [] }],
+      ...extra,
+    });
+
+  function refusal(p: SandboxPlan, known: Record<string, PathFact>, real?: string[]): FsError {
+    try {
+      buildBwrapArgs(
+        p,
+        factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file, ...known }, real),
+        runtime,
+      );
+    } catch (error) {
+      expect(error).toBeInstanceOf(FsError);
+      return error as FsError;
+    }
+    throw new Error('expected buildBwrapArgs to refuse');
+  }
+
+  it('refuses a deny path that crosses a symlink inside a writable root', () => {
+    const error = refusal(base({ deniedPaths: ['/w/link/secret'] }), {
+      '/w/link/secret': { kind: 'file', linkText: null, symlinksCrossed: ['/w/link'] },
+    });
+    expect(error.kind).toBe('permission_denied');
+    expect(error.message).toBe(
+      'cannot build the sandbox: /w/link/secret crosses the symlink /w/link inside writable root /w; the helper could re-point it and escape the mask',
+    );
+  });
+
+  it('refuses a deny path that is itself a symlink inside a writable root', () => {
+    const error = refusal(base({ deniedPaths: ['/w/.env'] }), {
+      '/w/.env': { kind: 'file', linkText: '/etc/passwd', symlinksCrossed: ['/w/.env'] },
+    });
+    expect(error.kind).toBe('permission_denied');
+  });
+
+  it('refuses a read-only subpath and a protected name reached through a symlink in a writable root', () => {
+    const readOnly = plan({
+      fullDiskRead: true,
+      writableRoots: [{ root: '/w', readOnlySubpaths: ['/w/docs'], protectedNames: ['.git'] }],
+    });
+    expect(
+      refusal(readOnly, {
+        '/w/docs': { kind: 'directory', linkText: '/tmp/x', symlinksCrossed: ['/w/docs'] },
+      }).kind,
+    ).toBe('permission_denied');
+    expect(
+      refusal(readOnly, {
+        '/w/.git': { kind: 'directory', linkText: 'elsewhere', symlinksCrossed: ['/w/.git'] },
+      }).kind,
+    ).toBe('permission_denied');
+  });
+
+  it('refuses a nested writable root that is a symlink the outer root can re-point', () => {
+    const nested = plan({
+      fullDiskRead: true,
+      writableRoots: [
+        { root: '/w', readOnlySubpaths: [], protectedNames: [] },
+        { root: '/w/sub', readOnlySubpaths: [], protectedNames: [] },
+      ],
+    });
+    expect(
+      refusal(nested, { '/w/sub': { kind: 'directory', linkText: '/etc', symlinksCrossed: ['/w/sub'] } })
+        .kind,
+    ).toBe('permission_denied');
+  });
+
+  it('uses the real path of a writable root to judge symlinks (a root reached through a link)', () => {
+    const error = refusal(
+      base({ deniedPaths: ['/w/a/secret'] }),
+      { '/w/a/secret': { kind: 'file', linkText: null, symlinksCrossed: ['/data/w/a'] } },
+      ['/data/w'],
+    );
+    expect(error.kind).toBe('permission_denied');
+  });
+
+  it('allows masks whose symlinks live outside every writable root', () => {
+    const p = base({ deniedPaths: ['/etc/alternatives/secret'] });
+    const args = buildBwrapArgs(
+      p,
+      factsFor(p, {
+        '/usr/bin/node': file,
+        '/opt/fs/helper.cjs': file,
+        '/etc/alternatives/secret': {
+          kind: 'file',
+          linkText: '/srv/x',
+          symlinksCrossed: ['/etc/alternatives/secret'],
+        },
+      }),
+      runtime,
+    );
+    expect(args).toContain('/etc/alternatives/secret');
+  });
+
+  it('refuses when the helper runtime lies inside a denied path', () => {
+    const error = refusal(plan({ fullDiskRead: false, readableRoots: ['/'], deniedPaths: ['/opt'] }), {});
+    expect(error.kind).toBe('sandbox_unavailable');
+    expect(error.message).toContain('/opt/fs/helper.cjs');
+  });
+
+  it.each([
+    ['relative', 'w/x'],
+    ['dot-dot', '/w/../etc'],
+    ['NUL', '/w/a\0b'],
+    ['newline', '/w/a\nb'],
+    ['trailing slash', '/w/'],
+    ['non-UTF-8 escape', '/w/\udcff'],
+  ])('refuses a %s path with invalid_params', (_name, path) => {
+    const p = plan({
+      fullDiskRead: true,
+      writableRoots: [{ root: path, readOnlySubpaths: [], protectedNames: [] }],
+    });
+    expect(refusal(p, {}).kind).toBe('invalid_params');
+  });
+
+  it('refuses an environment name that is not a plain identifier', () => {
+    const p = plan({ fullDiskRead: true });
+    const facts = factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file });
+    expect(() => buildBwrapArgs(p, facts, { ...runtime, env: { 'A=B': 'x' } })).toThrow(FsError);
+  });
+});
+
+describe('buildBwrapArgs cwd', () => {
+  const facts = (p: SandboxPlan, known: Record<string, PathFact> = {}) =>
+    factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file, ...known });
+  const chdirOf = (args: string[]) => args[args.indexOf('--chdir') + 1];
+
+  it('uses / when the cwd is not visible in the sandbox', () => {
+    const p = plan({ readableRoots: ['/usr'], cwd: '/home/u' });
+    expect(chdirOf(buildBwrapArgs(p, facts(p), runtime))).toBe('/');
+  });
+
+  it('uses / when the cwd is denied or is not a directory', () => {
+    const denied = plan({
+      fullDiskRead: false,
+      readableRoots: ['/'],
+      deniedPaths: ['/home/u'],
+      cwd: '/home/u/p',
+    });
+    expect(chdirOf(buildBwrapArgs(denied, facts(denied), runtime))).toBe('/');
+    const notDir = plan({ fullDiskRead: true, cwd: '/etc/hostname' });
+    expect(chdirOf(buildBwrapArgs(notDir, facts(notDir, { '/etc/hostname': file }), runtime))).toBe('/');
+  });
+
+  it('uses the cwd inside a readable root', () => {
+    const p = plan({ readableRoots: ['/srv/project'], cwd: '/srv/project/src' });
+    expect(chdirOf(buildBwrapArgs(p, facts(p), runtime))).toBe('/srv/project/src');
+  });
+});
+
+describe('bwrapFactPaths', () => {
+  it('asks about exactly the mounted paths and the cwd', () => {
+    const p = plan({
+      readableRoots: ['/usr'],
+      writableRoots: [{ root: '/w', readOnlySubpaths: ['/w/docs'], protectedNames: ['.git'] }],
+      deniedPaths: ['/w/.env'],
+      cwd: '/w',
+    });
+    expect(new Set(bwrapFactPaths(p, runtime))).toEqual(
+      new Set(['/usr', '/usr/bin/node', '/opt/fs/helper.cjs', '/w', '/w/docs', '/w/.git', '/w/.env']),
+    );
+  });
+});

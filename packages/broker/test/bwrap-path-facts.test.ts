@@ -1,0 +1,80 @@
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectPathFacts } from '../src/backends/linux/path-facts.js';
+
+let root: string;
+
+beforeAll(async () => {
+  root = await realpath(await mkdtemp(join(tmpdir(), 'fs-sandbox-facts-')));
+  await mkdir(join(root, 'w', 'real', 'deep'), { recursive: true });
+  await writeFile(join(root, 'w', 'real', 'file.txt'), 'x');
+  await symlink('real', join(root, 'w', 'link'));
+  await symlink('../../real/file.txt', join(root, 'w', 'real', 'deep', 'up'));
+  await symlink(join(root, 'w', 'real'), join(root, 'abs-link'));
+  await symlink('loop-b', join(root, 'loop-a'));
+  await symlink('loop-a', join(root, 'loop-b'));
+  await symlink('nowhere', join(root, 'w', 'dangling'));
+});
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('collectPathFacts', () => {
+  it('reports kinds, link texts and every symlink crossed while resolving', async () => {
+    const w = join(root, 'w');
+    const facts = await collectPathFacts(
+      [
+        join(w, 'real'),
+        join(w, 'real', 'file.txt'),
+        join(w, 'link'),
+        join(w, 'link', 'file.txt'),
+        join(w, 'real', 'deep', 'up'),
+        join(root, 'abs-link', 'deep'),
+        join(w, 'missing'),
+        join(w, 'dangling'),
+        join(root, 'loop-a'),
+      ],
+      [w],
+    );
+    const fact = (path: string) => facts.paths.get(path);
+    expect(fact(join(w, 'real'))).toEqual({ kind: 'directory', linkText: null, symlinksCrossed: [] });
+    expect(fact(join(w, 'real', 'file.txt'))).toEqual({ kind: 'file', linkText: null, symlinksCrossed: [] });
+    expect(fact(join(w, 'link'))).toEqual({
+      kind: 'directory',
+      linkText: 'real',
+      symlinksCrossed: [join(w, 'link')],
+    });
+    expect(fact(join(w, 'link', 'file.txt'))).toEqual({
+      kind: 'file',
+      linkText: null,
+      symlinksCrossed: [join(w, 'link')],
+    });
+    // `..` in a relative target climbs from the link's own directory.
+    expect(fact(join(w, 'real', 'deep', 'up'))).toEqual({
+      kind: 'file',
+      linkText: '../../real/file.txt',
+      symlinksCrossed: [join(w, 'real', 'deep', 'up')],
+    });
+    expect(fact(join(root, 'abs-link', 'deep'))).toEqual({
+      kind: 'directory',
+      linkText: null,
+      symlinksCrossed: [join(root, 'abs-link')],
+    });
+    expect(fact(join(w, 'missing'))?.kind).toBe('missing');
+    expect(fact(join(w, 'dangling'))).toEqual({
+      kind: 'missing',
+      linkText: 'nowhere',
+      symlinksCrossed: [join(w, 'dangling')],
+    });
+    expect(fact(join(root, 'loop-a'))?.kind).toBe('missing');
+    expect(facts.writableRootRealPaths).toEqual([w]);
+  });
+
+  it('gives writable roots by their real path and leaves out the missing ones', async () => {
+    const facts = await collectPathFacts([], [join(root, 'abs-link'), join(root, 'nope')]);
+    expect(facts.writableRootRealPaths).toEqual([join(root, 'w', 'real')]);
+  });
+});

@@ -1,0 +1,298 @@
+import { PassThrough, Readable } from 'node:stream';
+import { FsError } from '@fs-sandbox/policy';
+import { describe, expect, it } from 'vitest';
+import type { BrokerOptions, FsBroker } from '../src/broker.js';
+import type { CliDeps } from '../src/cli/cli-io.js';
+import { writeResultJson } from '../src/cli/json-output.js';
+import { buildProgram } from '../src/cli/main.js';
+import { formatCommand, shellQuote } from '../src/cli/shell-quote.js';
+
+interface Recorded {
+  options: BrokerOptions[];
+  calls: { method: string; params: Record<string, unknown>; timeoutMs: number | undefined }[];
+}
+
+/** Runs the CLI with a recording broker; `respond` scripts what broker.call does. */
+async function runCli(
+  argv: string[],
+  respond: (method: string, params: Record<string, unknown>) => unknown = () => ({}),
+  stdinText = '',
+) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString('latin1');
+  });
+  stderr.on('data', (chunk: Buffer) => {
+    err += chunk.toString('latin1');
+  });
+  const recorded: Recorded = { options: [], calls: [] };
+  let exitCode = 0;
+  const broker: FsBroker = {
+    async call(method, params, options) {
+      recorded.calls.push({
+        method,
+        params: params as Record<string, unknown>,
+        timeoutMs: options?.timeoutMs,
+      });
+      return respond(method, params as Record<string, unknown>);
+    },
+    async callWithInfo(method, params, options) {
+      return { result: await this.call(method, params, options), info: { sandboxed: false, backend: null } };
+    },
+    async prepareSandbox() {
+      return {
+        plan: {
+          os: 'linux',
+          fullDiskRead: true,
+          readableRoots: [],
+          writableRoots: [],
+          deniedPaths: [],
+          denyGlobs: [],
+          cwd: null,
+        },
+        launch: {
+          backend: 'bwrap',
+          file: '/usr/bin/bwrap',
+          args: ['--tmpfs', '/', '--', '/usr/bin/node', 'h.cjs'],
+          env: {},
+        },
+      };
+    },
+    async close() {},
+  };
+  const deps: CliDeps = {
+    io: {
+      stdout,
+      stderr,
+      stdin: Readable.from([Buffer.from(stdinText)]),
+      env: { PATH: '/usr/bin' },
+      cwd: '/home/u/project',
+    },
+    createBroker: (options) => {
+      recorded.options.push(options);
+      return broker;
+    },
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+  };
+  try {
+    await buildProgram(deps).parseAsync(argv, { from: 'user' });
+  } catch (error) {
+    exitCode = (error as { exitCode?: number }).exitCode === 0 ? 0 : 2;
+  }
+  return { stdout: out, stderr: err, exitCode, recorded };
+}
+
+describe('fs-sandbox call', () => {
+  it('passes method and params through and prints the result', async () => {
+    const params = { path: 'file:///w/a', sandbox: null };
+    const run = await runCli(['call', 'fs/getMetadata', JSON.stringify(params)], () => ({ isFile: true }));
+    expect(run.recorded.calls).toEqual([{ method: 'fs/getMetadata', params, timeoutMs: undefined }]);
+    expect(run.stdout).toBe('{"isFile":true}\n');
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('reads params from stdin with -', async () => {
+    const run = await runCli(['call', 'fs/readFile', '-'], () => ({}), '{"path":"file:///x"}');
+    expect(run.recorded.calls[0]?.params).toEqual({ path: 'file:///x' });
+  });
+
+  it('prints binary result fields as base64', async () => {
+    const run = await runCli(['call', 'fs/readFile', '{"path":"file:///x"}'], () => ({
+      dataBase64: Buffer.from('hello sandbox\n'),
+    }));
+    expect(run.stdout).toBe('{"dataBase64":"aGVsbG8gc2FuZGJveAo="}\n');
+  });
+
+  it('prints errors as {"error":…} on stdout with exit 1', async () => {
+    const run = await runCli(['call', 'fs/readFile', '{"path":"file:///x"}'], () => {
+      throw new FsError('not_found', 'No such file or directory (os error 2)');
+    });
+    expect(JSON.parse(run.stdout)).toEqual({
+      error: {
+        code: -32004,
+        message: 'No such file or directory (os error 2)',
+        data: { errorKind: 'not_found' },
+      },
+    });
+    expect(run.exitCode).toBe(1);
+  });
+
+  it('refuses unparsable params and unknown methods without calling the broker', async () => {
+    const bad = await runCli(['call', 'fs/readFile', '{nope']);
+    expect(JSON.parse(bad.stdout).error.data.errorKind).toBe('invalid_request');
+    expect(bad.exitCode).toBe(1);
+    const unknown = await runCli(['call', 'fs/frobnicate', '{}']);
+    expect(JSON.parse(unknown.stdout).error.message).toBe('unknown method `fs/frobnicate`');
+    expect(bad.recorded.calls).toHaveLength(0);
+    expect(unknown.recorded.calls).toHaveLength(0);
+  });
+
+  it('turns --timeout and --no-precheck into broker options', async () => {
+    const run = await runCli([
+      'call',
+      '--timeout',
+      '500',
+      '--no-precheck',
+      'fs/readFile',
+      '{"path":"file:///x"}',
+    ]);
+    expect(run.recorded.options[0]).toMatchObject({
+      precheck: false,
+      timeoutMs: 500,
+      env: { PATH: '/usr/bin' },
+    });
+    expect(run.recorded.calls[0]?.timeoutMs).toBe(500);
+    expect((await runCli(['call', 'fs/readFile', '{}'])).recorded.options[0]?.precheck).toBe(true);
+  });
+
+  it('rejects a bad --timeout as a usage error', async () => {
+    expect((await runCli(['call', '--timeout', 'soon', 'fs/readFile', '{}'])).exitCode).toBe(2);
+  });
+});
+
+describe('shortcut commands', () => {
+  const ROOT_READ = { path: { type: 'special', value: { kind: 'root' } }, access: 'read' };
+
+  it('builds a workspace-write context from the profile flags, with native paths as URIs', async () => {
+    const run = await runCli(
+      ['cat', '--profile', 'workspace-write', '--cwd', '/w', '--deny', 'secret', 'notes.txt'],
+      () => ({ dataBase64: Buffer.from('text') }),
+    );
+    expect(run.stdout).toBe('text');
+    expect(run.recorded.calls[0]).toEqual({
+      method: 'fs/readFile',
+      timeoutMs: undefined,
+      params: {
+        path: 'file:///home/u/project/notes.txt',
+        sandbox: {
+          permissions: {
+            type: 'managed',
+            file_system: {
+              type: 'restricted',
+              entries: [
+                ROOT_READ,
+                { path: { type: 'path', path: 'file:///w' }, access: 'write' },
+                { path: { type: 'path', path: 'file:///home/u/project/secret' }, access: 'deny' },
+              ],
+            },
+            network: 'restricted',
+          },
+          cwd: 'file:///w',
+          workspaceRoots: ['file:///w'],
+          windowsSandboxLevel: 'disabled',
+        },
+      },
+    });
+  });
+
+  it('read-only has no writable root; --writable-root implies workspace-write', async () => {
+    const readOnly = await runCli(['stat', '--profile', 'read-only', '/etc'], () => ({}));
+    const sandbox = readOnly.recorded.calls[0]?.params.sandbox as {
+      permissions: { file_system: { entries: unknown[] } };
+    };
+    expect(sandbox.permissions.file_system.entries).toEqual([ROOT_READ]);
+
+    const implied = await runCli(['write', '--writable-root', '/out', '/out/a', 'hi']);
+    const params = implied.recorded.calls[0]?.params as {
+      dataBase64: string;
+      mode: string;
+      sandbox: { permissions: { file_system: { entries: unknown[] } } };
+    };
+    expect(params.dataBase64).toBe(Buffer.from('hi').toString('base64'));
+    expect(params.mode).toBe('overwrite');
+    expect(params.sandbox.permissions.file_system.entries[1]).toEqual({
+      path: { type: 'path', path: 'file:///out' },
+      access: 'write',
+    });
+  });
+
+  it('runs without a sandbox when no context flag is given', async () => {
+    const run = await runCli(['rm', '-r', 'build']);
+    expect(run.recorded.calls[0]?.params).toEqual({
+      path: 'file:///home/u/project/build',
+      recursive: true,
+      force: false,
+      sandbox: null,
+    });
+  });
+
+  it('accepts a full --sandbox JSON context', async () => {
+    const context = { permissions: { type: 'disabled' }, windowsSandboxLevel: 'disabled' };
+    const run = await runCli(['cp', '-r', '--sandbox', JSON.stringify(context), 'a', 'b']);
+    expect(run.recorded.calls[0]?.params).toEqual({
+      sourcePath: 'file:///home/u/project/a',
+      destinationPath: 'file:///home/u/project/b',
+      recursive: true,
+      sandbox: context,
+    });
+  });
+
+  it('reports bad flag combinations as one line on stderr with exit 1', async () => {
+    const run = await runCli(['cat', '--deny', 'x', 'a']);
+    expect(run.stderr).toBe('fs-sandbox: --cwd and --deny need --profile [invalid_params]\n');
+    expect(run.exitCode).toBe(1);
+    expect(run.recorded.calls).toHaveLength(0);
+    const both = await runCli(['cat', '--profile', 'read-only', '--sandbox', '{}', 'a']);
+    expect(both.stderr).toBe(
+      'fs-sandbox: --sandbox cannot be combined with the profile flags [invalid_params]\n',
+    );
+  });
+
+  it('lists directories sorted with a / after directory names', async () => {
+    const run = await runCli(['ls', 'src'], () => ({
+      entries: [
+        { fileName: 'b.ts', isDirectory: false, isFile: true },
+        { fileName: 'a', isDirectory: true, isFile: false },
+      ],
+    }));
+    expect(run.stdout).toBe('a/\nb.ts\n');
+  });
+
+  it('refuses an unknown profile and an unknown command as usage errors', async () => {
+    expect((await runCli(['cat', '--profile', 'yolo', 'a'])).exitCode).toBe(2);
+    expect((await runCli(['frobnicate'])).exitCode).toBe(2);
+  });
+});
+
+describe('explain output', () => {
+  it('prints the launch as a shell command that quotes exactly', async () => {
+    const run = await runCli(['explain', '--profile', 'read-only']);
+    expect(run.stdout).toBe(
+      '# backend: bwrap (linux)\n/usr/bin/bwrap \\\n  --tmpfs / \\\n  -- /usr/bin/node h.cjs\n',
+    );
+  });
+
+  it('quotes shell metacharacters', () => {
+    expect(shellQuote("/w/it's here")).toBe(`'/w/it'\\''s here'`);
+    expect(shellQuote('/usr/bin')).toBe('/usr/bin');
+    expect(formatCommand('bwrap', ['--setenv', 'PATH', 'a b', '--', 'node', '--x'])).toBe(
+      "bwrap \\\n  --setenv PATH 'a b' \\\n  -- node --x",
+    );
+  });
+
+  it('refuses another platform until its builder is available', async () => {
+    const run = await runCli(['explain', '--platform', 'macos', '--profile', 'read-only']);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain('[sandbox_unavailable]');
+  });
+});
+
+describe('writeResultJson', () => {
+  it('streams a large binary field as base64 without one giant string', () => {
+    const out = new PassThrough();
+    const parts: string[] = [];
+    out.on('data', (chunk) => parts.push(chunk.toString()));
+    const data = Buffer.alloc(7 * 1024 * 1024 + 1, 0xab);
+    writeResultJson(out, { dataBase64: data, extra: 1 });
+    const text = parts.join('');
+    const parsed = JSON.parse(text);
+    expect(parsed.dataBase64).toBe(data.toString('base64'));
+    expect(parsed.extra).toBe(1);
+    expect(Math.max(...parts.map((part) => part.length))).toBeLessThan(data.length);
+  });
+});

@@ -1,0 +1,270 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { HelperReply } from '@fs-sandbox/helper';
+import { FsError, nativeToPathUri, parseSandboxContext } from '@fs-sandbox/policy';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LaunchSpec, SandboxBackend } from '../src/backends/backend.js';
+import { type BrokerOptions, createBroker } from '../src/broker.js';
+import { routeFor } from '../src/routing.js';
+import type { HelperLauncher } from '../src/runner/spawn-helper.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'fs-sandbox-routing-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const managed = (entries: unknown[]) => ({
+  permissions: { type: 'managed', file_system: { type: 'restricted', entries } },
+});
+const ROOT = (access: string) => ({ path: { type: 'special', value: { kind: 'root' } }, access });
+const uri = (path: string) => nativeToPathUri(path, 'linux');
+
+describe('routeFor', () => {
+  it.each([
+    ['absent', null],
+    ['disabled', { permissions: { type: 'disabled' } }],
+    ['external', { permissions: { type: 'external' } }],
+    ['unrestricted', { permissions: { type: 'managed', file_system: { type: 'unrestricted' } } }],
+    ['full_disk_write', managed([ROOT('write')])],
+  ])('runs %s contexts in-process', (reason, raw) => {
+    expect(routeFor(parseSandboxContext(raw), 'linux')).toEqual({ kind: 'in-process', reason });
+  });
+
+  it.each([
+    ['root read', managed([ROOT('read')])],
+    ['empty restricted', managed([])],
+    [
+      'root write narrowed by a deny',
+      managed([ROOT('write'), { path: { type: 'path', path: 'file:///etc' }, access: 'deny' }]),
+    ],
+  ])('sends %s to the sandbox', (_name, raw) => {
+    expect(routeFor(parseSandboxContext(raw), 'linux').kind).toBe('sandbox');
+  });
+
+  it('fails with the exact cwd errors, never falling back', () => {
+    const nonNative = parseSandboxContext({ ...managed([ROOT('read')]), cwd: 'file:///C:/work' });
+    expect(() => routeFor(nonNative, 'linux')).toThrow(
+      new FsError('invalid_params', "'file:///C:/work' is invalid on 'linux'"),
+    );
+    const dynamic = parseSandboxContext(
+      managed([{ path: { type: 'special', value: { kind: 'project_roots' } }, access: 'write' }]),
+    );
+    expect(() => routeFor(dynamic, 'linux')).toThrow(
+      new FsError('invalid_params', 'file system sandbox context with dynamic permissions requires cwd'),
+    );
+  });
+});
+
+/** A broker whose sandbox side is observable: launches are recorded, replies scripted. */
+function observedBroker(reply: HelperReply | (() => never), extra: BrokerOptions = {}) {
+  const launches: LaunchSpec[] = [];
+  const backend: SandboxBackend = {
+    name: 'bwrap',
+    os: 'linux',
+    prepare: async (_plan, runtime) => ({
+      backend: 'bwrap',
+      file: '/bin/false',
+      args: [runtime.helperBundle],
+      env: {},
+    }),
+  };
+  const launcher: HelperLauncher = async (launch) => {
+    launches.push(launch);
+    return typeof reply === 'function' ? reply() : reply;
+  };
+  const broker = createBroker({
+    os: 'linux',
+    env: {},
+    backendFor: () => backend,
+    launcher,
+    helperBundle: process.execPath,
+    ...extra,
+  });
+  return { broker, launches };
+}
+
+async function failureOf(promise: Promise<unknown>): Promise<FsError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(FsError);
+    return error as FsError;
+  }
+  throw new Error('expected a failure');
+}
+
+const workspace = () => ({
+  ...managed([{ path: { type: 'path', path: uri(dir) }, access: 'write' }]),
+  cwd: uri(dir),
+});
+
+describe('createBroker routing', () => {
+  it('runs a context that needs no sandbox in-process, for real', async () => {
+    const { broker, launches } = observedBroker({
+      status: 'error',
+      payload: new FsError('internal_error', 'x').toWire(),
+    });
+    const path = join(dir, 'in-process.txt');
+    const { result, info } = await broker.callWithInfo('fs/writeFile', {
+      path: uri(path),
+      dataBase64: 'aGk=',
+    });
+    expect(result).toEqual({});
+    expect(info).toEqual({ sandboxed: false, backend: null });
+    expect(await readFile(path, 'utf8')).toBe('hi');
+    expect(launches).toHaveLength(0);
+  });
+
+  it('never runs a sandboxed context in-process when the sandbox is unavailable', async () => {
+    const broker = createBroker({
+      os: 'linux',
+      env: {},
+      helperBundle: process.execPath,
+      backendFor: () => {
+        throw new FsError('sandbox_unavailable', 'no sandbox here');
+      },
+    });
+    const path = join(dir, 'must-not-exist.txt');
+    const error = await failureOf(
+      broker.call('fs/writeFile', { path: uri(path), dataBase64: 'aGk=', sandbox: workspace() }),
+    );
+    expect([error.kind, error.message]).toEqual(['sandbox_unavailable', 'no sandbox here']);
+    await expect(stat(path)).rejects.toThrow();
+  });
+
+  it('sends a sandboxed write to the launcher with the bytes in binary framing', async () => {
+    let seen: unknown;
+    const broker = createBroker({
+      os: 'linux',
+      env: {},
+      helperBundle: process.execPath,
+      backendFor: () => ({
+        name: 'bwrap',
+        os: 'linux',
+        prepare: async () => ({ backend: 'bwrap', file: 'x', args: [], env: {} }),
+      }),
+      launcher: async (_launch, request) => {
+        seen = request;
+        return { status: 'ok', payload: { operation: 'fs/writeFile', response: {} } };
+      },
+    });
+    const path = uri(join(dir, 'w.txt'));
+    const { info } = await broker.callWithInfo('fs/writeFile', {
+      path,
+      dataBase64: 'AAEC',
+      sandbox: workspace(),
+    });
+    expect(info).toEqual({ sandboxed: true, backend: 'bwrap' });
+    const request = seen as { params: Record<string, unknown>; binary: { field: string; data: Uint8Array } };
+    expect(request.params.dataBase64).toBe('');
+    expect(request.binary.field).toBe('dataBase64');
+    expect([...request.binary.data]).toEqual([0, 1, 2]);
+  });
+
+  it('validates params and base64 before any spawn', async () => {
+    const { broker, launches } = observedBroker({
+      status: 'ok',
+      payload: { operation: 'fs/writeFile', response: {} },
+    });
+    const badBase64 = await failureOf(
+      broker.call('fs/writeFile', {
+        path: uri(join(dir, 'b')),
+        dataBase64: '%%%not-base64',
+        sandbox: workspace(),
+      }),
+    );
+    expect([badBase64.kind, badBase64.message]).toEqual([
+      'invalid_request',
+      'fs/writeFile requires valid base64 dataBase64: Invalid symbol 37, offset 0.',
+    ]);
+    const missing = await failureOf(
+      broker.call('fs/writeFile', { path: uri(join(dir, 'b')), sandbox: workspace() }),
+    );
+    expect([missing.kind, missing.message]).toEqual(['invalid_params', 'missing field `dataBase64`']);
+    const relative = await failureOf(
+      broker.call('fs/readFile', { path: 'ro/hello.txt', sandbox: workspace() }),
+    );
+    expect(relative.message).toBe('invalid URI: relative URL without a base');
+    expect(launches).toHaveLength(0);
+  });
+
+  it('answers clear denials before spawning, and leaves them to the kernel with precheck off', async () => {
+    const reply: HelperReply = {
+      status: 'error',
+      payload: {
+        code: -32004,
+        message: 'No such file or directory (os error 2)',
+        data: { errorKind: 'not_found' },
+      },
+    };
+    const checked = observedBroker(reply);
+    const outside = { path: uri('/etc/evil'), dataBase64: '', sandbox: workspace() };
+    const denied = await failureOf(checked.broker.call('fs/writeFile', outside));
+    expect([denied.kind, denied.message]).toEqual([
+      'permission_denied',
+      'cannot write /etc/evil: outside writable roots',
+    ]);
+    expect(checked.launches).toHaveLength(0);
+
+    const unchecked = observedBroker(reply, { precheck: false });
+    const fromKernel = await failureOf(unchecked.broker.call('fs/writeFile', outside));
+    expect([fromKernel.kind, fromKernel.code]).toEqual(['not_found', -32004]);
+    expect(unchecked.launches).toHaveLength(1);
+  });
+
+  it('maps replies and failures to FsError in one place', async () => {
+    const withData = observedBroker({
+      status: 'error',
+      payload: {
+        code: -32603,
+        message: 'sandbox view is stale',
+        data: { errorKind: 'helper_failed', stale: true },
+      },
+    });
+    const stale = await failureOf(
+      withData.broker.call('fs/getMetadata', { path: uri(dir), sandbox: workspace() }),
+    );
+    expect([stale.kind, stale.message, stale.extra]).toEqual([
+      'helper_failed',
+      'sandbox view is stale',
+      { stale: true },
+    ]);
+
+    const crashing = observedBroker(() => {
+      throw new TypeError('boom');
+    });
+    const internal = await failureOf(
+      crashing.broker.call('fs/getMetadata', { path: uri(dir), sandbox: workspace() }),
+    );
+    expect([internal.kind, internal.message]).toEqual(['internal_error', 'internal broker error: boom']);
+
+    const unknown = await failureOf(crashing.broker.call('fs/frobnicate' as 'fs/readFile', {}));
+    expect(unknown.kind).toBe('invalid_request');
+  });
+
+  it('returns binary reply fields as Buffers', async () => {
+    const data = Buffer.from('bytes');
+    const { broker } = observedBroker({
+      status: 'ok',
+      payload: { operation: 'fs/readFile', response: { dataBase64: '' } },
+      binary: { field: 'dataBase64', data },
+    });
+    const result = (await broker.call('fs/readFile', {
+      path: uri(join(dir, 'x')),
+      sandbox: workspace(),
+    })) as {
+      dataBase64: Uint8Array;
+    };
+    expect(Buffer.from(result.dataBase64).toString()).toBe('bytes');
+  });
+
+  it('refuses calls after close', async () => {
+    const { broker } = observedBroker({ status: 'ok', payload: { operation: 'fs/readFile', response: {} } });
+    await broker.close();
+    expect((await failureOf(broker.call('fs/readFile', { path: uri(dir) }))).kind).toBe('internal_error');
+  });
+});
