@@ -1,0 +1,148 @@
+import type { Readable, Writable } from 'node:stream';
+import { type Command, InvalidArgumentError } from 'commander';
+import { type AuditSink, FileAuditLog } from '../server/audit-log.js';
+import { type ListenAddress, parseListenAddress } from '../server/listen-address.js';
+import { createServer, type FsRpcServer, SERVER_DEFAULTS } from '../server/server.js';
+import { loadToken } from '../server/token-auth.js';
+import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
+import { type CliDeps, EXIT } from './cli-io.js';
+
+interface ServeFlags extends BrokerFlags {
+  listen: string;
+  tokenFile?: string;
+  allowRemote?: boolean;
+  maxMessageBytes: number;
+  maxConnections: number;
+  concurrency: number;
+  auditLog?: string;
+  auditRawPaths?: boolean;
+  stats?: boolean;
+}
+
+function positiveInteger(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new InvalidArgumentError('expected a positive integer');
+  return value;
+}
+
+class UsageError extends Error {}
+
+function printStats(server: FsRpcServer, deps: CliDeps): void {
+  deps.io.stderr.write(`fs-sandbox serve stats: ${JSON.stringify(server.stats())}\n`);
+}
+
+export function registerServeCommand(program: Command, deps: CliDeps): Command {
+  return addBrokerOptions(program.command('serve'))
+    .description(
+      'serve the filesystem methods as JSON-RPC (Codex exec-server wire format) over stdio or WebSocket',
+    )
+    .option('--listen <address>', '`stdio` or `ws://HOST:PORT` (port 0 picks a free port)', 'stdio')
+    .option(
+      '--token-file <file>',
+      'file holding the capability token WebSocket clients must send as a Bearer token',
+    )
+    .option('--allow-remote', 'allow a WebSocket address that is not loopback (the token is still required)')
+    .option(
+      '--max-message-bytes <n>',
+      'largest JSON-RPC message accepted',
+      positiveInteger,
+      SERVER_DEFAULTS.maxMessageBytes,
+    )
+    .option(
+      '--max-connections <n>',
+      'connections served at once',
+      positiveInteger,
+      SERVER_DEFAULTS.maxConnections,
+    )
+    .option(
+      '--concurrency <n>',
+      'requests of one connection running at once (1 = reference order)',
+      positiveInteger,
+      SERVER_DEFAULTS.concurrency,
+    )
+    .option(
+      '--audit-log <file>',
+      'append one JSON line per operation to this file (no contents, hashed paths)',
+    )
+    .option('--audit-raw-paths', 'write path URIs to the audit log as they are instead of their sha256')
+    .option('--stats', 'print a statistics snapshot on stderr at exit (always available with SIGUSR1)')
+    .action(async (flags: ServeFlags) => {
+      try {
+        await serve(flags, deps);
+      } catch (error) {
+        deps.io.stderr.write(`fs-sandbox serve: ${error instanceof Error ? error.message : String(error)}\n`);
+        deps.setExitCode(error instanceof UsageError ? EXIT.usage : EXIT.failed);
+      }
+    });
+}
+
+function listenAddress(text: string): ListenAddress {
+  try {
+    return parseListenAddress(text);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+async function serve(flags: ServeFlags, deps: CliDeps): Promise<void> {
+  const address = listenAddress(flags.listen);
+  if (address.kind === 'stdio' && (flags.tokenFile !== undefined || flags.allowRemote)) {
+    throw new UsageError('--token-file and --allow-remote apply to ws:// listeners only');
+  }
+  if (address.kind === 'websocket') {
+    // A WebSocket is reachable by every local process (and by the network off loopback); without
+    // a token anyone could drive file operations with this broker's rights, so there is no
+    // unauthenticated mode.
+    if (flags.tokenFile === undefined) throw new UsageError('a ws:// listener needs --token-file');
+    if (!address.loopback && !flags.allowRemote) {
+      throw new UsageError(
+        `refusing to listen on non-loopback address ${address.host} without --allow-remote`,
+      );
+    }
+  }
+  const token = flags.tokenFile === undefined ? null : await loadToken(flags.tokenFile);
+  const audit: AuditSink | null = flags.auditLog
+    ? await FileAuditLog.open(flags.auditLog, { rawPaths: flags.auditRawPaths === true })
+    : null;
+  const broker = deps.createBroker(brokerOptionsFrom(flags, deps.io));
+  const server = createServer({
+    broker,
+    concurrency: flags.concurrency,
+    maxMessageBytes: flags.maxMessageBytes,
+    maxConnections: flags.maxConnections,
+    audit,
+  });
+
+  let stopped: () => void = () => undefined;
+  const stop = new Promise<void>((resolve) => {
+    stopped = resolve;
+  });
+  const onStatsSignal = () => printStats(server, deps);
+  process.on('SIGUSR1', onStatsSignal);
+  process.once('SIGTERM', stopped);
+  process.once('SIGINT', stopped);
+  try {
+    if (address.kind === 'stdio') {
+      await Promise.race([server.serveStdio(deps.io.stdin as Readable, deps.io.stdout as Writable), stop]);
+    } else {
+      const listener = await server.listenWebSocket({
+        host: address.host,
+        port: address.port,
+        token: token as string,
+      });
+      deps.io.stderr.write(`fs-sandbox serve: listening on ${listener.url}\n`);
+      await stop;
+    }
+  } finally {
+    process.off('SIGUSR1', onStatsSignal);
+    process.off('SIGTERM', stopped);
+    process.off('SIGINT', stopped);
+    await server.close();
+    await broker.close();
+    await audit?.close();
+    if (flags.stats) printStats(server, deps);
+  }
+  // stdin may still hold the event loop open after a signal; nothing else is left to do.
+  (deps.io.stdin as Readable).destroy();
+}
