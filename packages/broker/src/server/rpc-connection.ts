@@ -30,8 +30,6 @@ export interface ConnectionSettings {
   scheduler: SchedulerLimits;
   maxMessageBytes: number;
   maxHandles: number;
-  /** Per-call broker timeout; undefined keeps the broker's default. */
-  callTimeoutMs: number | undefined;
   audit: AuditSink | null;
   stats: ServerStats;
 }
@@ -157,7 +155,7 @@ export class RpcConnection {
         if (this.closed) return;
         this.running.add(controller);
         try {
-          const call = { signal: controller.signal, timeoutMs: this.settings.callTimeoutMs };
+          const call = { signal: controller.signal };
           const result = await handler(params, {
             broker: this.settings.broker,
             handles: this.handles,

@@ -11,7 +11,7 @@ export interface ServerStatsSnapshot {
     total: number;
     ok: number;
     failed: number;
-    /** Refused before running: too many pending on the connection, or the connection closed. */
+    /** Refused before running (too many pending, or over the size limit); also counted in `failed`. */
     rejected: number;
   };
   handles: { open: number };

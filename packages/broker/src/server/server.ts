@@ -19,7 +19,6 @@ export interface ServerOptions {
   maxQueued?: number;
   maxMessageBytes?: number;
   maxConnections?: number;
-  callTimeoutMs?: number;
   audit?: AuditSink | null;
   /** What `initialize` reports; defaults to this process's facts. */
   environment?: EnvironmentInfo;
@@ -65,7 +64,6 @@ export function createServer(options: ServerOptions): FsRpcServer {
     },
     maxMessageBytes,
     maxHandles: LIMITS.maxOpenHandlesPerConnection,
-    callTimeoutMs: options.callTimeoutMs,
     audit: options.audit ?? null,
     stats,
   };
