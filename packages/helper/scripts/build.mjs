@@ -1,0 +1,36 @@
+// Builds the helper: dist/helper.cjs (the program: one minified CommonJS file, no source map, so
+// node loads and compiles as little as possible on every start) and the ESM library entries.
+
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+const common = {
+  absWorkingDir: root,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  // Resolve sibling workspace packages from their TypeScript sources (no prior policy build needed).
+  conditions: ['source'],
+  logLevel: 'warning',
+  legalComments: 'none',
+};
+
+await Promise.all([
+  build({
+    ...common,
+    entryPoints: ['src/main.ts'],
+    outfile: 'dist/helper.cjs',
+    format: 'cjs',
+    minify: true,
+    sourcemap: false,
+  }),
+  build({
+    ...common,
+    entryPoints: ['src/index.ts', 'src/bundle-path.ts'],
+    outdir: 'dist',
+    format: 'esm',
+    packages: 'external',
+  }),
+]);

@@ -1,0 +1,103 @@
+import { isPlainObject } from './params.js';
+import type { HelperReply, HelperRequest, WireBinaryHeader } from './protocol.js';
+
+/**
+ * Byte framing of the helper protocol, both directions: one JSON line, then (when the line carries
+ * `"binary":{"field","length"}`) exactly `length` raw bytes that stand for that field. The helper
+ * program decodes requests (streaming, see stdio.ts) and encodes replies; the broker encodes
+ * requests and decodes replies with the same code.
+ */
+
+/** The protocol itself failed (bad framing, oversized input): the program exits 1 instead of replying. */
+export class ProtocolError extends Error {
+  override readonly name = 'ProtocolError';
+}
+
+const NEWLINE = 0x0a;
+
+/** Reads the optional `binary` header of a JSON line; null when there is none. */
+export function binaryHeaderOf(line: Record<string, unknown>): WireBinaryHeader | null {
+  const binary = line.binary;
+  if (binary === undefined) return null;
+  if (
+    !isPlainObject(binary) ||
+    typeof binary.field !== 'string' ||
+    typeof binary.length !== 'number' ||
+    !Number.isSafeInteger(binary.length) ||
+    binary.length < 0
+  ) {
+    throw new ProtocolError('`binary` must be {"field": string, "length": non-negative integer}');
+  }
+  return { field: binary.field, length: binary.length };
+}
+
+export function parseJsonLine(bytes: Uint8Array): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  } catch (error) {
+    throw new ProtocolError(`the JSON line is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!isPlainObject(value)) throw new ProtocolError('the JSON line must hold an object');
+  return value;
+}
+
+function jsonLine(value: unknown): Buffer {
+  return Buffer.from(`${JSON.stringify(value)}\n`, 'utf8');
+}
+
+/** A reply as wire bytes: the JSON line, then the raw bytes of a binary field. */
+export function encodeReply(reply: HelperReply): Buffer[] {
+  if (reply.status === 'error' || reply.binary === undefined) {
+    return [jsonLine({ status: reply.status, payload: reply.payload })];
+  }
+  const { field, data } = reply.binary;
+  const line = jsonLine({
+    status: 'ok',
+    payload: reply.payload,
+    binary: { field, length: data.length },
+  });
+  return [line, data];
+}
+
+/** A request as wire bytes (broker side): `binary.data` travels raw after the line. */
+export function encodeRequest(request: HelperRequest): Buffer[] {
+  const { binary, ...rest } = request;
+  if (binary === undefined) return [jsonLine(rest)];
+  const data = Buffer.from(binary.data.buffer, binary.data.byteOffset, binary.data.byteLength);
+  return [jsonLine({ ...rest, binary: { field: binary.field, length: data.length } }), data];
+}
+
+/** Splits complete wire bytes into the JSON line and the binary trailer it announces. */
+function splitFrame(bytes: Buffer): { line: Record<string, unknown>; trailer: Buffer | null } {
+  const end = bytes.indexOf(NEWLINE);
+  const line = parseJsonLine(end === -1 ? bytes : bytes.subarray(0, end));
+  const rest = end === -1 ? Buffer.alloc(0) : bytes.subarray(end + 1);
+  const header = binaryHeaderOf(line);
+  if (header === null) {
+    if (rest.toString('latin1').trim() !== '')
+      throw new ProtocolError('unexpected bytes after the JSON line');
+    return { line, trailer: null };
+  }
+  if (rest.length !== header.length) {
+    throw new ProtocolError(
+      `the binary trailer is ${rest.length} bytes, the JSON line announced ${header.length}`,
+    );
+  }
+  return { line, trailer: rest };
+}
+
+/** Wire bytes of a reply (broker side) back into a reply with Buffers for binary fields. */
+export function decodeReply(bytes: Buffer): HelperReply {
+  const { line, trailer } = splitFrame(bytes);
+  const header = binaryHeaderOf(line);
+  const { binary: _announced, ...reply } = line;
+  if (header === null || trailer === null) return reply as unknown as HelperReply;
+  if (header.field !== 'dataBase64' && header.field !== 'chunk') {
+    throw new ProtocolError(`a reply cannot carry binary field \`${header.field}\``);
+  }
+  return {
+    ...(reply as unknown as HelperReply & { status: 'ok' }),
+    binary: { field: header.field, data: trailer },
+  };
+}

@@ -1,0 +1,18 @@
+/**
+ * @fs-sandbox/helper as a library: the same operations the sandboxed helper program performs, for
+ * the broker to run in-process when a context needs no platform sandbox, plus the wire framing of
+ * the helper protocol. Replies carry file bytes as Buffers (`reply.binary`), never as base64.
+ */
+export { helperBundlePath } from './bundle-path.js';
+export { decodeReply, encodeReply, encodeRequest, ProtocolError } from './framing.js';
+export type {
+  FreshnessEntry,
+  HelperErrorReply,
+  HelperOkReply,
+  HelperReply,
+  HelperRequest,
+  ReplyBinary,
+  ReplyBinaryField,
+  RequestBinary,
+} from './protocol.js';
+export { type RunOptions, runRequest } from './run-request.js';

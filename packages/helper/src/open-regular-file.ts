@@ -1,0 +1,96 @@
+import { constants } from 'node:fs';
+import { type FileHandle, lstat, open, statfs } from 'node:fs/promises';
+import { FsError, fsPathArg } from '@fs-sandbox/policy/core';
+import { displayPath } from './display-path.js';
+import { describeFileType } from './file-kind.js';
+import { fromOsError, hasErrno } from './os-error.js';
+
+export interface RegularFile {
+  handle: FileHandle;
+  size: number;
+  dev: bigint;
+  ino: bigint;
+  mode: number;
+}
+
+export interface OpenRegularFileOptions {
+  /** Refuse a symlink leaf (symlink_escape) instead of following it. */
+  noFollow?: boolean;
+}
+
+// O_NONBLOCK: opening a FIFO without a writer (or a tty, or some devices) would otherwise block
+// the helper forever; with it the open returns at once and the fstat below refuses the file.
+// O_NOCTTY: a terminal device must never become the helper's controlling terminal.
+const BASE_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+
+/**
+ * Pseudo file systems whose "regular" files report a size unrelated to their content (procfs files
+ * are size 0, sysfs 4096) and whose reads may have side effects or never end. Reading them is not
+ * reading a file, so they are refused as not_regular_file. Values are statfs f_type magics.
+ */
+const PSEUDO_FILE_SYSTEMS = new Map<number, string>([
+  [0x9fa0, 'procfs'],
+  [0x62656572, 'sysfs'],
+  [0x64626720, 'debugfs'],
+  [0x74726163, 'tracefs'],
+  [0x73636673, 'securityfs'],
+  [0x27e0eb, 'cgroup'],
+  [0x63677270, 'cgroup2'],
+  [0x62656570, 'configfs'],
+  [0xde5e81e4, 'efivarfs'],
+  [0xcafe4a11, 'bpf'],
+]);
+
+export function notAFile(path: string, what: string): FsError {
+  const kind = what === 'a directory' ? 'is_directory' : 'not_regular_file';
+  return new FsError(kind, `path \`${displayPath(path)}\` is not a file: it is ${what}`);
+}
+
+/**
+ * Opens `path` for reading only if it is a regular file on a real file system. The type is taken
+ * from fstat of the opened descriptor, so a swap between a check and the open cannot make the
+ * helper read a FIFO or device. The caller owns (and must close) the returned handle.
+ */
+export async function openRegularFile(
+  path: string,
+  options: OpenRegularFileOptions = {},
+): Promise<RegularFile> {
+  const flags = BASE_FLAGS | (options.noFollow ? constants.O_NOFOLLOW : 0);
+  let handle: FileHandle;
+  try {
+    handle = await open(fsPathArg(path), flags);
+  } catch (error) {
+    throw await openFailure(error, path, options);
+  }
+  try {
+    const stats = await handle.stat({ bigint: true });
+    if (!stats.isFile()) throw notAFile(path, describeFileType(stats));
+    await refusePseudoFileSystem(handle, path);
+    return { handle, size: Number(stats.size), dev: stats.dev, ino: stats.ino, mode: Number(stats.mode) };
+  } catch (error) {
+    await handle.close();
+    throw fromOsError(error, path);
+  }
+}
+
+async function openFailure(error: unknown, path: string, options: OpenRegularFileOptions): Promise<unknown> {
+  // EISDIR (directories on some platforms) and ENXIO (a unix socket) say the file exists but is
+  // not readable as a file; name what it is instead of the bare errno.
+  if (hasErrno(error, 'EISDIR', 'ENXIO')) {
+    const stats = await lstat(fsPathArg(path)).catch(() => null);
+    if (stats !== null) return notAFile(path, describeFileType(stats));
+  }
+  return fromOsError(error, path, { noFollow: options.noFollow === true });
+}
+
+async function refusePseudoFileSystem(handle: FileHandle, path: string): Promise<void> {
+  if (process.platform !== 'linux') return;
+  // statfs of /proc/self/fd/N describes exactly the opened file, not whatever the path names now;
+  // where /proc is not mounted, the path itself is the next best (and usually the same) answer.
+  const info =
+    (await statfs(`/proc/self/fd/${handle.fd}`).catch(() => null)) ??
+    (await statfs(fsPathArg(path)).catch(() => null));
+  const name = info === null ? undefined : PSEUDO_FILE_SYSTEMS.get(info.type);
+  if (name !== undefined)
+    throw notAFile(path, `on the ${name} pseudo file system, not a regular file on disk`);
+}

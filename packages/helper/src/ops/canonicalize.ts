@@ -1,0 +1,22 @@
+import { realpath } from 'node:fs/promises';
+import { decodePathBytes, fsPathArg, nativeToPathUri } from '@fs-sandbox/policy/core';
+import type { Operation } from '../operation.js';
+import { fromOsError } from '../os-error.js';
+import { pathParam } from '../params.js';
+
+/** The physical path (every symlink resolved) of an existing file, as the kernel resolves it. */
+export async function canonicalPathOf(path: string): Promise<string> {
+  try {
+    // Bytes, not a string: a name that is not UTF-8 must come back exactly, not as U+FFFD.
+    return decodePathBytes(await realpath(fsPathArg(path), { encoding: 'buffer' }));
+  } catch (error) {
+    throw fromOsError(error, path);
+  }
+}
+
+export const canonicalizeOperation: Operation = {
+  async run(params, context) {
+    const path = pathParam(params, 'path', context.os);
+    return { response: { path: nativeToPathUri(await canonicalPathOf(path), context.os) } };
+  },
+};

@@ -1,0 +1,52 @@
+import { lstat, stat } from 'node:fs/promises';
+import { FsError, fsPathArg } from '@fs-sandbox/policy/core';
+import { displayPath } from '../display-path.js';
+import type { Operation } from '../operation.js';
+import { fromOsError, hasErrno } from '../os-error.js';
+import { pathParam } from '../params.js';
+
+export interface Metadata {
+  isDirectory: boolean;
+  isFile: boolean;
+  isSymlink: boolean;
+  size: number;
+  createdAtMs: number;
+  modifiedAtMs: number;
+}
+
+/** Type, size and times follow symlinks (like the reference); `isSymlink` describes the name itself. */
+export async function metadataOf(path: string): Promise<Metadata> {
+  const own = await lstat(fsPathArg(path)).catch((error: unknown) => {
+    throw fromOsError(error, path);
+  });
+  const stats = own.isSymbolicLink() ? await followLink(path) : own;
+  return {
+    isDirectory: stats.isDirectory(),
+    isFile: stats.isFile(),
+    isSymlink: own.isSymbolicLink(),
+    size: stats.size,
+    createdAtMs: Math.trunc(stats.birthtimeMs),
+    modifiedAtMs: Math.trunc(stats.mtimeMs),
+  };
+}
+
+async function followLink(path: string) {
+  try {
+    return await stat(fsPathArg(path));
+  } catch (error) {
+    if (hasErrno(error, 'ENOENT')) {
+      throw new FsError(
+        'not_found',
+        `No such file or directory: ${displayPath(path)} is a symbolic link to a missing file`,
+      );
+    }
+    throw fromOsError(error, path);
+  }
+}
+
+export const getMetadataOperation: Operation = {
+  async run(params, context) {
+    const path = pathParam(params, 'path', context.os);
+    return { response: { ...(await metadataOf(path)) } };
+  },
+};

@@ -1,0 +1,129 @@
+import { lstat } from 'node:fs/promises';
+import { decodeStrictBase64, FsError, fsPathArg, type HostOs } from '@fs-sandbox/policy/core';
+import { atomicWrite } from '../atomic-write.js';
+import { displayPath } from '../display-path.js';
+import { sha256OfFile } from '../hash-file.js';
+import type { Operation } from '../operation.js';
+import { fromOsError } from '../os-error.js';
+import { optionalString, pathParam } from '../params.js';
+import { nameIsFree, resolveWriteTarget, type WriteTarget } from '../write-target.js';
+
+export type WriteMode = 'overwrite' | 'create';
+
+export interface WriteFileOptions {
+  os: HostOs;
+  sandboxed: boolean;
+  mode?: WriteMode;
+  /** Lower-case or upper-case hex SHA-256 the current content must have. */
+  expectedSha256?: string;
+}
+
+const NEW_FILE_MODE = 0o600;
+// setuid/setgid are not carried over to new content: the kernel clears them on any write to the
+// old file too, and keeping them would bless bytes nobody reviewed with elevated rights.
+const KEPT_MODE_BITS = 0o1777;
+const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
+
+function hashMismatch(path: string, detail: string): FsError {
+  return new FsError('hash_mismatch', `expectedSha256 does not match ${displayPath(path)}: ${detail}`);
+}
+
+/**
+ * Writes `data` to `path` atomically (see atomic-write.ts). The target keeps its mode; a new file
+ * gets 0600. Nothing is created when the parent directory is missing.
+ */
+export async function writeFileAt(path: string, data: Uint8Array, options: WriteFileOptions): Promise<void> {
+  const createOnly = options.mode === 'create';
+  let target: WriteTarget;
+  if (createOnly) {
+    if (!(await nameIsFree(path))) {
+      throw new FsError(
+        'file_already_exists',
+        `File already exists: ${displayPath(path)} (mode "create" never replaces a file)`,
+      );
+    }
+    target = { path, existing: null };
+  } else {
+    target = await resolveWriteTarget(path, { os: options.os, refuseSymlinkLeaf: options.sandboxed });
+  }
+  const beforePublish =
+    options.expectedSha256 === undefined
+      ? undefined
+      : await checkExpectedHash(target, options.expectedSha256);
+  const mode = target.existing === null ? NEW_FILE_MODE : Number(target.existing.mode) & KEPT_MODE_BITS;
+  await atomicWrite(target, {
+    os: options.os,
+    createOnly,
+    mode,
+    durable: true,
+    fill: async (handle) => {
+      await handle.writeFile(data);
+    },
+    ...(beforePublish ? { beforePublish } : {}),
+  });
+}
+
+/**
+ * Compares the current content's hash now and returns a re-check for the moment before the rename:
+ * the file must still be the very inode that was hashed, so a concurrent replacement is not
+ * silently overwritten.
+ */
+async function checkExpectedHash(target: WriteTarget, expected: string): Promise<() => Promise<void>> {
+  if (target.existing === null) throw hashMismatch(target.path, 'the file does not exist');
+  const digest = await sha256OfFile(target.path, true);
+  if (digest.sha256 !== expected.toLowerCase()) {
+    throw hashMismatch(target.path, `its current content has sha256 ${digest.sha256}`);
+  }
+  return async () => {
+    const now = await lstat(fsPathArg(target.path), { bigint: true }).catch((error: unknown) => {
+      throw fromOsError(error, target.path);
+    });
+    if (now.dev !== digest.dev || now.ino !== digest.ino) {
+      throw hashMismatch(target.path, 'the file was replaced while the new content was being written');
+    }
+  };
+}
+
+function dataParam(params: Record<string, unknown>): Uint8Array {
+  const value = params.dataBase64;
+  if (value === undefined) throw new FsError('invalid_params', 'missing field `dataBase64`');
+  // Raw bytes arrive here from the binary framing (or an in-process caller); they were never base64.
+  if (value instanceof Uint8Array) return value;
+  if (typeof value !== 'string') {
+    throw new FsError('invalid_params', 'invalid type for `dataBase64`: expected a base64 string');
+  }
+  return decodeStrictBase64(value, 'fs/writeFile', 'dataBase64');
+}
+
+function modeParam(params: Record<string, unknown>): WriteMode {
+  const value = optionalString(params, 'mode') ?? 'overwrite';
+  if (value !== 'overwrite' && value !== 'create') {
+    throw new FsError('invalid_params', `unknown variant \`${value}\`, expected \`overwrite\` or \`create\``);
+  }
+  return value;
+}
+
+function expectedShaParam(params: Record<string, unknown>): string | undefined {
+  const value = optionalString(params, 'expectedSha256');
+  if (value !== undefined && !SHA256_HEX.test(value)) {
+    throw new FsError('invalid_params', 'invalid value for `expectedSha256`: expected 64 hexadecimal digits');
+  }
+  return value;
+}
+
+export const writeFileOperation: Operation = {
+  async run(params, context) {
+    // Every param is checked before the disk is touched: bad base64 must not leave a half-made file.
+    const path = pathParam(params, 'path', context.os);
+    const data = dataParam(params);
+    const mode = modeParam(params);
+    const expectedSha256 = expectedShaParam(params);
+    await writeFileAt(path, data, {
+      os: context.os,
+      sandboxed: context.sandboxed,
+      mode,
+      ...(expectedSha256 === undefined ? {} : { expectedSha256 }),
+    });
+    return { response: {} };
+  },
+};

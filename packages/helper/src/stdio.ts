@@ -1,0 +1,102 @@
+import { readSync, writeSync } from 'node:fs';
+import { binaryHeaderOf, ProtocolError, parseJsonLine } from './framing.js';
+import { hasErrno } from './os-error.js';
+
+/**
+ * The program's stdin and stdout, with synchronous calls on the raw descriptors: process.stdin and
+ * process.stdout would load the stream and net machinery on every start, and the helper has
+ * nothing else to do while it waits anyway.
+ */
+
+const CHUNK_BYTES = 64 * 1024;
+const NEWLINE = 0x0a;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Node leaves inherited stdio blocking, but a descriptor marked non-blocking by whoever spawned us
+ * answers EAGAIN instead of waiting; then wait a little and try again rather than fail.
+ */
+function retryingIo(action: () => number): number {
+  for (;;) {
+    try {
+      return action();
+    } catch (error) {
+      if (!hasErrno(error, 'EAGAIN')) throw error;
+      Atomics.wait(pause, 0, 0, 2);
+    }
+  }
+}
+
+function readInto(fd: number, buffer: Buffer, offset: number): number {
+  return retryingIo(() => readSync(fd, buffer, offset, buffer.length - offset, null));
+}
+
+/**
+ * Reads one request from `fd` to EOF: the JSON line, then exactly the announced binary bytes
+ * (allocated once and read in place, so a large write is never copied), returned as the request's
+ * `binary: {field, data}`. More than `limit` bytes, a short trailer or anything after the request
+ * is a protocol failure.
+ */
+export function readRequest(fd: number, limit: number): Record<string, unknown> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  let newlineAt = -1;
+  while (newlineAt === -1) {
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    const count = readInto(fd, chunk, 0);
+    if (count === 0) break;
+    const piece = chunk.subarray(0, count);
+    const index = piece.indexOf(NEWLINE);
+    if (index !== -1) newlineAt = total + index;
+    total += count;
+    if (total > limit) throw new ProtocolError(`the request is larger than ${limit} bytes`);
+    chunks.push(piece);
+  }
+  const head = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+  const line = parseJsonLine(newlineAt === -1 ? head : head.subarray(0, newlineAt));
+  const rest = newlineAt === -1 ? Buffer.alloc(0) : head.subarray(newlineAt + 1);
+  const header = binaryHeaderOf(line);
+  if (header === null) {
+    requireOnlyWhitespace(rest);
+    drainWhitespace(fd, limit - total);
+    return line;
+  }
+  if (newlineAt + 1 + header.length > limit)
+    throw new ProtocolError(`the request is larger than ${limit} bytes`);
+  if (rest.length > header.length) throw new ProtocolError('unexpected bytes after the binary payload');
+  const trailer = Buffer.allocUnsafe(header.length);
+  rest.copy(trailer);
+  for (let filled = rest.length; filled < trailer.length; ) {
+    const count = readInto(fd, trailer, filled);
+    if (count === 0) {
+      throw new ProtocolError(`stdin ended after ${filled} of the ${header.length} announced binary bytes`);
+    }
+    filled += count;
+  }
+  if (readInto(fd, Buffer.allocUnsafe(1), 0) !== 0)
+    throw new ProtocolError('unexpected bytes after the binary payload');
+  return { ...line, binary: { field: header.field, data: trailer } };
+}
+
+function requireOnlyWhitespace(bytes: Buffer): void {
+  if (bytes.toString('latin1').trim() !== '') throw new ProtocolError('unexpected bytes after the JSON line');
+}
+
+function drainWhitespace(fd: number, budget: number): void {
+  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  let left = budget;
+  for (let count = readInto(fd, chunk, 0); count > 0; count = readInto(fd, chunk, 0)) {
+    left -= count;
+    if (left < 0) throw new ProtocolError('the request is too large');
+    requireOnlyWhitespace(chunk.subarray(0, count));
+  }
+}
+
+/** Writes every buffer completely to `fd`. */
+export function writeAll(fd: number, buffers: Buffer[]): void {
+  for (const buffer of buffers) {
+    for (let offset = 0; offset < buffer.length; ) {
+      offset += retryingIo(() => writeSync(fd, buffer, offset, buffer.length - offset));
+    }
+  }
+}

@@ -1,0 +1,27 @@
+import { hasLoneSurrogate } from '@fs-sandbox/policy/core';
+
+export interface WireFileName {
+  fileName: string;
+  /** Set only for names that are not valid UTF-8: `fileName` is then percent-encoded (see below). */
+  nonUtf8Name?: true;
+}
+
+/**
+ * A directory entry's name for a JSON reply. Valid UTF-8 names are sent as they are. A name that
+ * is not valid UTF-8 cannot be sent as a JSON string without changing it, and silently replacing
+ * bytes with U+FFFD would name a different file (or none). Such a name is sent with every byte
+ * that is not part of valid UTF-8, and every `%`, written as `%XX` (upper-case hex), and the entry
+ * is marked `nonUtf8Name: true`: percent-decoding `fileName` gives the exact bytes, and the
+ * encoded form can be appended to the directory's `file:` URI to name the file.
+ */
+export function wireFileName(name: string): WireFileName {
+  if (!hasLoneSurrogate(name)) return { fileName: name };
+  let encoded = '';
+  for (const char of name) {
+    const unit = char.charCodeAt(0);
+    if (unit >= 0xdc80 && unit <= 0xdcff) encoded += `%${(unit - 0xdc00).toString(16).toUpperCase()}`;
+    else if (char === '%') encoded += '%25';
+    else encoded += char;
+  }
+  return { fileName: encoded, nonUtf8Name: true };
+}

@@ -1,0 +1,116 @@
+import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  expectKind,
+  fails,
+  inspectDeepTree,
+  isLinux,
+  makeDeepTree,
+  ok,
+  symlinkAt,
+  tempDir,
+  uri,
+} from './support.js';
+
+describe('fs/remove', () => {
+  it('removes a file', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'f'), 'x');
+    await ok('fs/remove', { path: uri(join(dir, 'f')) });
+    expect(existsSync(join(dir, 'f'))).toBe(false);
+  });
+
+  it('removes a directory tree by default (recursive defaults to true)', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 't', 'a', 'b'), { recursive: true });
+    writeFileSync(join(dir, 't', 'a', 'b', 'f'), 'x');
+    writeFileSync(join(dir, 't', 'g'), 'y');
+    await ok('fs/remove', { path: uri(join(dir, 't')) });
+    expect(existsSync(join(dir, 't'))).toBe(false);
+  });
+
+  it('refuses a non-empty directory without recursive and leaves it whole', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 't'));
+    writeFileSync(join(dir, 't', 'f'), 'x');
+    const error = await fails('fs/remove', { path: uri(join(dir, 't')), recursive: false });
+    expectKind(error, 'is_directory', -32600);
+    expect(error.message).toContain('Directory not empty');
+    expect(error.message).toContain('recursive: true');
+    expect(readFileSync(join(dir, 't', 'f'), 'utf8')).toBe('x');
+  });
+
+  it('removes an empty directory without recursive, as the reference does', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'empty'));
+    await ok('fs/remove', { path: uri(join(dir, 'empty')), recursive: false });
+    expect(existsSync(join(dir, 'empty'))).toBe(false);
+  });
+
+  it('treats a missing path as success by default (force defaults to true)', async () => {
+    const dir = tempDir();
+    await ok('fs/remove', { path: uri(join(dir, 'ghost')) });
+    await ok('fs/remove', { path: uri(join(dir, 'ghost')), force: null });
+  });
+
+  it('reports a missing path as not_found with force: false', async () => {
+    const dir = tempDir();
+    const error = await fails('fs/remove', { path: uri(join(dir, 'ghost')), force: false });
+    expectKind(error, 'not_found', -32004);
+    expect(error.message).toBe(`No such file or directory: ${join(dir, 'ghost')}`);
+  });
+
+  describe('never follows symlinks', () => {
+    it('removes a link to a directory, written with a trailing slash, and not the directory', async () => {
+      const dir = tempDir();
+      mkdirSync(join(dir, 'target'));
+      writeFileSync(join(dir, 'target', 'precious'), 'keep');
+      symlinkAt('target', join(dir, 'link'));
+      await ok('fs/remove', { path: `${uri(join(dir, 'link'))}/` });
+      expect(existsSync(join(dir, 'link'))).toBe(false);
+      expect(readFileSync(join(dir, 'target', 'precious'), 'utf8')).toBe('keep');
+    });
+
+    it('removes links inside a tree without touching what they point to', async () => {
+      const dir = tempDir();
+      mkdirSync(join(dir, 'outside'));
+      writeFileSync(join(dir, 'outside', 'precious'), 'keep');
+      mkdirSync(join(dir, 'tree'));
+      symlinkAt(join(dir, 'outside'), join(dir, 'tree', 'dir-link'));
+      symlinkAt(join(dir, 'outside', 'precious'), join(dir, 'tree', 'file-link'));
+      await ok('fs/remove', { path: uri(join(dir, 'tree')) });
+      expect(existsSync(join(dir, 'tree'))).toBe(false);
+      expect(readFileSync(join(dir, 'outside', 'precious'), 'utf8')).toBe('keep');
+    });
+
+    it('removes a dangling link', async () => {
+      const dir = tempDir();
+      symlinkAt('nowhere', join(dir, 'link'));
+      await ok('fs/remove', { path: uri(join(dir, 'link')), force: false });
+      expect(() => lstatSync(join(dir, 'link'))).toThrow();
+    });
+  });
+
+  it.skipIf(!isLinux)('removes names that are not UTF-8 (Linux only)', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 't'));
+    const odd = Buffer.concat([Buffer.from(`${dir}/t/`), Buffer.from([0xff, 0x80])]);
+    mkdirSync(odd);
+    writeFileSync(Buffer.concat([odd, Buffer.from('/'), Buffer.from([0xc3])]), 'x');
+    await ok('fs/remove', { path: uri(join(dir, 't')) });
+    expect(existsSync(join(dir, 't'))).toBe(false);
+  });
+
+  it.skipIf(!isLinux)(
+    'removes a 5 000-level tree (far past PATH_MAX) without overflowing the stack (Linux only)',
+    async () => {
+      const dir = tempDir();
+      mkdirSync(join(dir, 'deep'));
+      makeDeepTree(join(dir, 'deep'), 5000, 'bottom');
+      expect(inspectDeepTree(join(dir, 'deep'))).toEqual({ depth: 5000, leaf: 'bottom' });
+      await ok('fs/remove', { path: uri(join(dir, 'deep')) });
+      expect(existsSync(join(dir, 'deep'))).toBe(false);
+    },
+  );
+});
