@@ -44,6 +44,22 @@ describe('concurrency on one connection', () => {
     await client.end();
   });
 
+  it('with concurrency 1 keeps even instant answers (parse errors, unknown methods) in arrival order', async () => {
+    const { client, broker } = await readyClient({ concurrency: 1 });
+    broker.files.set(SLOW, Buffer.from('slow'));
+    broker.holdPaths.add(SLOW);
+    client.send(readLine(1, SLOW));
+    client.send('{broken');
+    client.send(JSON.stringify({ id: 2, method: 'fs/frobnicate' }));
+    client.send(JSON.stringify({ id: 3, method: 'initialize', params: { clientName: 'again' } }));
+    await tick();
+    expect(client.rawLines).toHaveLength(1);
+    broker.releaseAll();
+    await client.waitForReplies(5);
+    expect(client.rawLines.slice(1).map((line) => JSON.parse(line).id)).toEqual([1, -1, 2, 3]);
+    await client.end();
+  });
+
   it('refuses requests beyond the running and queued bounds, and serves the rest', async () => {
     const { client, broker, server } = await readyClient({ concurrency: 2, maxQueued: 3 });
     broker.files.set(SLOW, Buffer.from('slow'));

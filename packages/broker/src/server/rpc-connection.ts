@@ -84,7 +84,7 @@ export class RpcConnection {
     const parsed = parseMessage(raw, this.transport);
     if (!parsed.ok) {
       this.settings.stats.requestsTotal += 1;
-      this.fail(parsed.id, parsed.error);
+      this.answerInOrder(() => this.fail(parsed.id, parsed.error));
       return;
     }
     const message = parsed.message;
@@ -143,7 +143,7 @@ export class RpcConnection {
     const handler = handlerFor(method);
     const refusal = handler ? this.refusalBeforeRunning() : new MethodNotFoundError(method);
     if (refusal || !handler) {
-      finish({ error: refusal });
+      this.answerInOrder(() => finish({ error: refusal }));
       return;
     }
 
@@ -192,20 +192,40 @@ export class RpcConnection {
     return null;
   }
 
+  /** The handshake state changes as the message arrives; only the reply waits its turn. */
   private initialize(id: RequestId, params: unknown): void {
     if (this.state !== 'new') {
-      this.fail(id, repeatedInitializeError());
+      this.answerInOrder(() => this.fail(id, repeatedInitializeError()));
       return;
     }
     try {
       parseInitializeParams(params);
     } catch (error) {
-      this.fail(id, error);
+      this.answerInOrder(() => this.fail(id, error));
       return;
     }
     this.state = 'initializing';
-    this.settings.stats.requestsOk += 1;
-    this.send({ id, result: initializeResult(this.settings.environment) });
+    const result = initializeResult(this.settings.environment);
+    this.answerInOrder(() => {
+      this.settings.stats.requestsOk += 1;
+      this.send({ id, result });
+    });
+  }
+
+  /**
+   * Answers that need no work (handshake, refusals, parse errors) still queue behind earlier
+   * requests, so with `concurrency: 1` every reply leaves in arrival order, as the reference's do.
+   * If the queue is full the answer goes out at once: it is small, and refusing it would hide it.
+   */
+  private answerInOrder(answer: () => void): void {
+    const queued = this.scheduler.trySchedule({
+      bytes: 0,
+      key: null,
+      run: async () => {
+        if (!this.closed) answer();
+      },
+    });
+    if (!queued) answer();
   }
 
   private finish(
