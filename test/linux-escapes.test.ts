@@ -1,0 +1,188 @@
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ensureBuilt } from './support/build.js';
+import { type CliUser, callMethod, USERS } from './support/cli.js';
+import {
+  cliEnv,
+  createFixture,
+  type Fixture,
+  removeFixture,
+  uri,
+  workspaceContext,
+} from './support/fixture.js';
+import { diffTrees, snapshotTree, type TreeSnapshot } from './support/tree-snapshot.js';
+
+/**
+ * Attacks through the real `fs-sandbox call` against real bwrap, as root and as nobody, with the
+ * broker's pre-check on and off: with it off, every refusal below comes from the kernel sandbox.
+ * After each request the whole fixture tree (including the CLI's TMPDIR) must be unchanged and the
+ * secret must not appear anywhere in the output.
+ */
+
+beforeAll(() => {
+  ensureBuilt();
+});
+
+const MODES = [
+  ['pre-check on', true],
+  ['pre-check off (kernel only)', false],
+] as const;
+
+describe.each(USERS)('as %s', (user: CliUser) => {
+  describe.each(MODES)('%s', (_mode, precheck) => {
+    let fixture: Fixture;
+    let before: TreeSnapshot;
+
+    beforeEach(async () => {
+      fixture = await createFixture(user);
+      before = await snapshotTree(fixture.base);
+    });
+
+    afterEach(async () => {
+      await removeFixture(fixture);
+    });
+
+    /** Runs one request that must be refused; checks the error is typed, the disk untouched, the secret unseen. */
+    async function expectRefused(method: string, params: Record<string, unknown>): Promise<string> {
+      const outcome = await callMethod(
+        method,
+        { ...params, sandbox: workspaceContext(fixture) },
+        { user, env: cliEnv(fixture), precheck },
+      );
+      const label = `${method} ${JSON.stringify(params)}`;
+      expect(outcome.code, label).toBe(1);
+      expect(typeof outcome.error?.data.errorKind, label).toBe('string');
+      expect(outcome.error?.data.errorKind, label).not.toBe('internal_error');
+      expect(outcome.run.stdout + outcome.run.stderr, label).not.toContain('launch codes');
+      expect(diffTrees(before, await snapshotTree(fixture.base)), label).toEqual([]);
+      return outcome.error?.data.errorKind as string;
+    }
+
+    it('refuses a symlink escape for every operation', async () => {
+      const ws = fixture.ws;
+      await expectRefused('fs/readFile', { path: uri(join(ws, 'link-out')) });
+      await expectRefused('fs/readFile', { path: uri(join(ws, 'dirlink-out', 'secret.txt')) });
+      await expectRefused('fs/writeFile', { path: uri(join(ws, 'link-out')), dataBase64: 'cHdu' });
+      await expectRefused('fs/writeFile', {
+        path: uri(join(ws, 'dirlink-out', 'evil.txt')),
+        dataBase64: 'cHdu',
+      });
+      await expectRefused('fs/createDirectory', { path: uri(join(ws, 'dirlink-out', 'newdir')) });
+      await expectRefused('fs/createDirectory', {
+        path: uri(join(ws, 'dirlink-out', 'a', 'b')),
+        recursive: true,
+      });
+      await expectRefused('fs/getMetadata', { path: uri(join(ws, 'link-out')) });
+      await expectRefused('fs/getMetadata', { path: uri(join(ws, 'dirlink-out', 'secret.txt')) });
+      await expectRefused('fs/readDirectory', { path: uri(join(ws, 'dirlink-out')) });
+      await expectRefused('fs/walk', {
+        path: uri(join(ws, 'dirlink-out')),
+        options: { maxDepth: 4, maxDirectories: 10, maxEntries: 10, followDirectorySymlinks: true },
+      });
+      await expectRefused('fs/copy', {
+        sourcePath: uri(join(ws, 'dirlink-out', 'secret.txt')),
+        destinationPath: uri(join(ws, 'stolen.txt')),
+        recursive: false,
+      });
+      await expectRefused('fs/copy', {
+        sourcePath: uri(join(ws, 'hello.txt')),
+        destinationPath: uri(join(ws, 'dirlink-out', 'planted.txt')),
+        recursive: false,
+      });
+      await expectRefused('fs/remove', { path: uri(join(ws, 'dirlink-out', 'secret.txt')), force: false });
+      await expectRefused('fs/remove', {
+        path: uri(join(ws, 'dirlink-out', 'inner')),
+        recursive: true,
+        force: false,
+      });
+    });
+
+    it.each([
+      ['link-out', 'copied.txt', false, '../outside/secret.txt'],
+      ['dirlink-out', 'copied-dir', true, '../outside'],
+    ])(
+      'a copy whose source is the escaping symlink %s copies the link, never the target',
+      async (source, name, recursive, target) => {
+        const outcome = await callMethod(
+          'fs/copy',
+          {
+            sourcePath: uri(join(fixture.ws, source)),
+            destinationPath: uri(join(fixture.ws, name)),
+            recursive,
+            sandbox: workspaceContext(fixture),
+          },
+          { user, env: cliEnv(fixture), precheck },
+        );
+        // Copied as a link (what the link says, not what it points to) or refused: never the content.
+        const changes = diffTrees(before, await snapshotTree(fixture.base));
+        if (outcome.code === 0) expect(changes).toEqual([`added ws/${name} (link ${target})`]);
+        else expect(changes).toEqual([]);
+        expect(outcome.run.stdout).not.toContain('launch codes');
+      },
+    );
+
+    it('link/../secret resolves lexically and never reveals the secret', async () => {
+      // The kernel would resolve deeplink/.. to outside/; the broker normalises the URI first.
+      await expectRefused('fs/readFile', {
+        path: uri(join(fixture.ws, 'deeplink')).concat('/../secret.txt'),
+      });
+      await expectRefused('fs/readFile', {
+        path: `${uri(join(fixture.ws, 'dirlink-out'))}/inner/../secret.txt`,
+      });
+    });
+
+    it('writes and directories outside the writable roots fail with a typed error and leave nothing', async () => {
+      const { base, outside, ro } = fixture;
+      await expectRefused('fs/writeFile', { path: uri(join(outside, 'evil.txt')), dataBase64: 'cHdu' });
+      await expectRefused('fs/writeFile', { path: uri(join(ro, 'evil.txt')), dataBase64: 'cHdu' });
+      await expectRefused('fs/writeFile', { path: uri(join(ro, 'r.txt')), dataBase64: 'cHdu' });
+      await expectRefused('fs/writeFile', { path: uri(join(base, 'evil.txt')), dataBase64: 'cHdu' });
+      // The reference reports success for these and writes into a throw-away tmpfs.
+      await expectRefused('fs/createDirectory', { path: uri(join(outside, 'newdir')) });
+      await expectRefused('fs/createDirectory', { path: uri(join(base, 'newdir')) });
+      await expectRefused('fs/createDirectory', { path: uri(join(base, 'x', 'y')), recursive: true });
+      await expectRefused('fs/createDirectory', { path: 'file:///fs-sandbox-e2e-top-level' });
+      await expectRefused('fs/remove', { path: uri(join(outside, 'secret.txt')), force: false });
+      await expectRefused('fs/remove', { path: uri(join(ro, 'r.txt')), force: false });
+      await expectRefused('fs/copy', {
+        sourcePath: uri(join(fixture.ws, 'hello.txt')),
+        destinationPath: uri(join(outside, 'copy.txt')),
+        recursive: false,
+      });
+      await expectRefused('fs/readFile', { path: uri(join(outside, 'secret.txt')) });
+    });
+
+    it('a denied directory and a denied file are unreadable and unwritable', async () => {
+      const { ws } = fixture;
+      const dir = join(ws, 'denied-dir');
+      const file = join(ws, 'denied.txt');
+      await expectRefused('fs/readFile', { path: uri(join(dir, 'secret2.txt')) });
+      await expectRefused('fs/readDirectory', { path: uri(dir) });
+      await expectRefused('fs/getMetadata', { path: uri(join(dir, 'secret2.txt')) });
+      await expectRefused('fs/writeFile', { path: uri(join(dir, 'new.txt')), dataBase64: 'cHdu' });
+      await expectRefused('fs/writeFile', { path: uri(join(dir, 'secret2.txt')), dataBase64: 'cHdu' });
+      await expectRefused('fs/remove', { path: uri(join(dir, 'secret2.txt')), force: false });
+      await expectRefused('fs/createDirectory', { path: uri(join(dir, 'sub')) });
+      await expectRefused('fs/readFile', { path: uri(file) });
+      await expectRefused('fs/writeFile', { path: uri(file), dataBase64: 'cHdu' });
+      await expectRefused('fs/remove', { path: uri(file), force: false });
+      await expectRefused('fs/copy', {
+        sourcePath: uri(file),
+        destinationPath: uri(join(ws, 'leak.txt')),
+        recursive: false,
+      });
+    });
+
+    it('refuses writes into .git (hooks, HEAD) under a writable root', async () => {
+      const git = join(fixture.ws, '.git');
+      const kind = await expectRefused('fs/writeFile', {
+        path: uri(join(git, 'hooks', 'pre-commit')),
+        dataBase64: 'IyEvYmluL3NoCg==',
+      });
+      if (precheck) expect(kind).toBe('protected_path');
+      await expectRefused('fs/writeFile', { path: uri(join(git, 'HEAD')), dataBase64: 'cHdu' });
+      await expectRefused('fs/remove', { path: uri(join(git, 'HEAD')), force: false });
+      await expectRefused('fs/createDirectory', { path: uri(join(git, 'hooks', 'x')) });
+    });
+  });
+});

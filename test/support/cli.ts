@@ -1,0 +1,81 @@
+import { spawn } from 'node:child_process';
+import { CLI_BIN, REPO } from './build.js';
+
+/** Who runs the CLI: the test's own root, or an unprivileged user through setpriv. */
+export type CliUser = 'root' | 'nobody';
+export const NOBODY_UID = 65534;
+export const USERS: readonly CliUser[] = ['root', 'nobody'];
+
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+export interface CliOptions {
+  user: CliUser;
+  /** The CLI's whole environment (nothing is inherited from the test process). */
+  env: Record<string, string>;
+  input?: string;
+  /** Kill the CLI after this long (a hang is a failure, not a slow pass). */
+  timeoutMs?: number;
+}
+
+/** The command line that starts the CLI as `user` (setpriv drops to nobody with no groups). */
+export function cliCommand(user: CliUser, args: readonly string[]): { file: string; args: string[] } {
+  const node = [process.execPath, CLI_BIN, ...args];
+  if (user === 'root') return { file: node[0] as string, args: node.slice(1) };
+  return {
+    file: 'setpriv',
+    args: [`--reuid=${NOBODY_UID}`, `--regid=${NOBODY_UID}`, '--clear-groups', ...node],
+  };
+}
+
+export function runCli(args: readonly string[], options: CliOptions): Promise<CliRun> {
+  const command = cliCommand(options.user, args);
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command.file, command.args, { cwd: REPO, env: options.env, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, ms: performance.now() - started });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** `fs-sandbox call` with params as an object; returns the parsed stdout line and the exit code. */
+export async function callMethod(
+  method: string,
+  params: unknown,
+  options: CliOptions & { precheck?: boolean },
+): Promise<{ code: number | null; result?: Record<string, unknown>; error?: WireErrorShape; run: CliRun }> {
+  const flags = options.precheck === false ? ['--no-precheck'] : [];
+  const run = await runCli(['call', ...flags, method, JSON.stringify(params)], options);
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(run.stdout) as Record<string, unknown>;
+  } catch {
+    throw new Error(`fs-sandbox call printed no JSON (exit ${run.code}): ${run.stdout}\n${run.stderr}`);
+  }
+  if (run.code === 0) return { code: run.code, result: parsed, run };
+  return { code: run.code, error: parsed.error as WireErrorShape, run };
+}
+
+export interface WireErrorShape {
+  code: number;
+  message: string;
+  data: { errorKind: string };
+}
