@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmod, chown, lchown, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lchown, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type CliUser, NOBODY_UID } from './cli.js';
 
