@@ -1,6 +1,10 @@
 // Builds the helper: dist/helper.cjs (the program: one minified CommonJS file, no source map, so
 // node loads and compiles as little as possible on every start) and the ESM library entries.
+// Each output is written to a temp name and renamed into place, so a helper being spawned while a
+// build runs (tests build before they spawn) never sees a half-written file.
 
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -15,9 +19,10 @@ const common = {
   conditions: ['source'],
   logLevel: 'warning',
   legalComments: 'none',
+  write: false,
 };
 
-await Promise.all([
+const results = await Promise.all([
   build({
     ...common,
     entryPoints: ['src/main.ts'],
@@ -34,3 +39,10 @@ await Promise.all([
     packages: 'external',
   }),
 ]);
+
+for (const file of results.flatMap((result) => result.outputFiles)) {
+  mkdirSync(dirname(file.path), { recursive: true });
+  const temp = `${file.path}.${process.pid}.tmp`;
+  writeFileSync(temp, file.contents);
+  renameSync(temp, file.path);
+}

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { nativeToPathUri, type WireError } from '@fs-sandbox/policy/core';
 import { afterEach, expect } from 'vitest';
 import type { HelperReply } from '../src/protocol.js';
@@ -115,4 +116,9 @@ export function mkfifo(path: string): void {
 /** A real symlink made by ln(1), exactly as a user's tooling would leave it. */
 export function symlinkAt(target: string, path: string): void {
   execFileSync('ln', ['-s', target, path]);
+}
+
+/** Builds dist/ (helper.cjs and the library) from the current sources; safe to run concurrently. */
+export function buildHelper(): void {
+  execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url))]);
 }
