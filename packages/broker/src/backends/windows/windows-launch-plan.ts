@@ -1,0 +1,148 @@
+import {
+  FsError,
+  joinPath,
+  parentPath,
+  pathStartsWith,
+  type SandboxPlan,
+  samePath,
+} from '@fs-sandbox/policy';
+import type { HelperRuntime, LaunchSpec } from '../backend.js';
+import {
+  type AclEdit,
+  MAX_PLAN_ARGUMENT_CHARS,
+  type RestrictedTokenLevel,
+  type WindowsLaunchPlan,
+} from './windows-launch-protocol.js';
+import { windowsLauncherScriptPath } from './windows-launcher-path.js';
+import { assertWindowsLevelAccepts } from './windows-level.js';
+import { assertPlainWindowsPlanPath } from './windows-path-guard.js';
+
+/**
+ * The write-restricted token plan for a sandbox plan (pure). Writes succeed only where an ACE grants
+ * the per-run capability SID (the writable roots); read-only subpaths and existing protected
+ * metadata directories get deny ACEs, and the roots and the directories above protected paths may
+ * not be deleted or renamed. Plans with read restrictions are refused first.
+ */
+export function buildWindowsLaunchPlanData(
+  plan: SandboxPlan,
+  runtime: HelperRuntime,
+  level: RestrictedTokenLevel,
+): WindowsLaunchPlan {
+  assertWindowsLevelAccepts(plan, level);
+  assertPlainWindowsPlanPath(runtime.nodePath, 'the node executable');
+  assertPlainWindowsPlanPath(runtime.helperBundle, 'the helper bundle');
+  if (plan.cwd !== null) assertPlainWindowsPlanPath(plan.cwd, 'the sandbox cwd');
+
+  const grants: AclEdit[] = [];
+  const denies: AclEdit[] = [];
+  for (const writable of plan.writableRoots) {
+    const root = writable.root;
+    assertPlainWindowsPlanPath(root, 'writable root');
+    grants.push({
+      path: root,
+      access: 'modify',
+      inheritance: 'subtree',
+      whenMissing: 'skip',
+      reason: 'writable root',
+    });
+    const keptOut: AclEdit[] = [
+      ...writable.readOnlySubpaths.map((path): AclEdit => {
+        assertPlainWindowsPlanPath(path, 'read-only subpath');
+        // An ACE lives on the object: a read-only path that does not exist yet could be created
+        // writable, so the run is refused instead.
+        return {
+          path,
+          access: 'write',
+          inheritance: 'subtree',
+          whenMissing: 'refuse',
+          reason: 'read-only subpath',
+        };
+      }),
+      ...writable.protectedNames.map(
+        (name): AclEdit => ({
+          path: joinPath('windows', root, name),
+          access: 'write',
+          inheritance: 'subtree',
+          whenMissing: 'skip',
+          reason: `protected metadata ${name}`,
+        }),
+      ),
+    ];
+    denies.push(...keptOut);
+    // Renaming the root, or a directory above a kept-out path, would move the protection away
+    // from the path the policy names.
+    for (const dir of boundaryDirectories(
+      root,
+      keptOut.map((edit) => edit.path),
+    )) {
+      denies.push({
+        path: dir,
+        access: 'delete',
+        inheritance: 'none',
+        whenMissing: 'skip',
+        reason: 'sandbox boundary',
+      });
+    }
+  }
+
+  return {
+    version: 1,
+    level,
+    tokenFlags: ['DISABLE_MAX_PRIVILEGE', 'LUA_TOKEN', 'WRITE_RESTRICTED'],
+    restrictingSids: ['per-run-capability', 'logon-session'],
+    grants,
+    denies,
+    argv: [runtime.nodePath, runtime.helperBundle],
+    env: { ...runtime.env },
+    cwd: plan.cwd,
+    job: { killOnClose: true, activeProcessLimit: 1 },
+  };
+}
+
+/**
+ * The launch: node runs the Windows launcher (outside the sandbox, as the broker's user), which
+ * applies the ACEs, creates the restricted token and starts the helper with it.
+ */
+export function buildWindowsLaunchPlan(
+  plan: SandboxPlan,
+  runtime: HelperRuntime,
+  level: RestrictedTokenLevel,
+  launcherScript: string = windowsLauncherScriptPath(),
+): LaunchSpec {
+  const data = buildWindowsLaunchPlanData(plan, runtime, level);
+  const argument = JSON.stringify(data);
+  if (argument.length > MAX_PLAN_ARGUMENT_CHARS) {
+    throw new FsError(
+      'sandbox_unavailable',
+      `the restricted-token plan is ${argument.length} characters, more than a Windows command line can carry (${MAX_PLAN_ARGUMENT_CHARS}); use fewer writable roots or read-only subpaths`,
+    );
+  }
+  const { env, ...shown } = data;
+  return {
+    backend: 'restricted-token',
+    file: runtime.nodePath,
+    args: [launcherScript, argument],
+    env: { ...runtime.env },
+    details: {
+      ...shown,
+      envNames: Object.keys(env).sort(),
+      network: 'not blocked by the token: the helper opens no sockets',
+    },
+  };
+}
+
+/** The root and every directory strictly between it and a kept-out path inside it. */
+function boundaryDirectories(root: string, keptOut: string[]): string[] {
+  const between: string[] = [];
+  for (const path of keptOut) {
+    for (
+      let dir = parentPath('windows', path);
+      dir !== null && !samePath('windows', dir, root);
+      dir = parentPath('windows', dir)
+    ) {
+      if (!pathStartsWith('windows', dir, root)) break;
+      if (!between.some((known) => samePath('windows', known, dir as string))) between.push(dir);
+    }
+  }
+  return [root, ...between.sort()];
+}
