@@ -37,6 +37,14 @@ await Promise.all([
       js: "import { createRequire as __fsSandboxRequire } from 'node:module';\nconst require = __fsSandboxRequire(import.meta.url);",
     },
   }),
+  // The Windows launcher (node runs it in place of the helper to start it under a restricted
+  // token); koffi, its native FFI, stays a runtime import.
+  build({
+    ...common,
+    entryPoints: { 'windows-launcher': 'src/backends/windows/launcher/windows-launcher-main.ts' },
+    outdir: 'dist',
+    external: ['koffi'],
+  }),
   build({
     ...common,
     entryPoints: { index: 'src/index.ts' },
