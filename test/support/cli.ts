@@ -63,7 +63,12 @@ export async function callMethod(
   options: CliOptions & { precheck?: boolean },
 ): Promise<{ code: number | null; result?: Record<string, unknown>; error?: WireErrorShape; run: CliRun }> {
   const flags = options.precheck === false ? ['--no-precheck'] : [];
-  const run = await runCli(['call', ...flags, method, JSON.stringify(params)], options);
+  const json = JSON.stringify(params);
+  // One argv element is limited to 128 KiB by the kernel; larger params go through stdin (`-`).
+  const run =
+    json.length > 64 * 1024
+      ? await runCli(['call', ...flags, method, '-'], { ...options, input: json })
+      : await runCli(['call', ...flags, method, json], options);
   let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(run.stdout) as Record<string, unknown>;
