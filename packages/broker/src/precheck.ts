@@ -6,6 +6,7 @@ import {
   type PermissionProfile,
   pathUriToNative,
 } from '@fs-sandbox/policy';
+import { assertPlainWindowsPath } from './backends/windows/windows-path-guard.js';
 
 /**
  * Clear denials before any spawn. The kernel sandbox is the enforcement; this check only turns the
@@ -46,6 +47,8 @@ export function precheckRequest(
     const uri = params[field];
     if (typeof uri !== 'string') continue;
     const path = pathUriToNative(uri, os);
+    // `C:\w\GIT~1\config` or `C:\w\.git.\config` names .git without matching any rule about it.
+    if (os === 'windows') assertPlainWindowsPath(path);
     const decision = checkAccess(profile, path, want, os);
     if (!decision.allowed) throw new FsError(decision.kind, `cannot ${want} ${path}: ${decision.rule}`);
   }

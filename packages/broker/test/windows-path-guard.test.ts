@@ -1,9 +1,11 @@
+import { parseSandboxContext, resolveSandboxContext } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
 import {
   assertPlainWindowsPath,
   assertPlainWindowsPlanPath,
   windowsPathAliasProblem,
 } from '../src/backends/windows/windows-path-guard.js';
+import { precheckRequest } from '../src/precheck.js';
 
 describe('Windows path alias guard', () => {
   it('accepts plain drive paths, including names that merely contain dots, spaces or tildes', () => {
@@ -84,5 +86,34 @@ describe('Windows path alias guard', () => {
         message: expect.stringContaining('writable root'),
       }),
     );
+  });
+});
+
+describe('the broker pre-check on Windows', () => {
+  const context = parseSandboxContext({
+    permissions: {
+      type: 'managed',
+      file_system: {
+        type: 'restricted',
+        entries: [
+          { path: { type: 'special', value: { kind: 'root' } }, access: 'read' },
+          { path: { type: 'path', path: 'file:///C:/w' }, access: 'write' },
+        ],
+      },
+    },
+    windowsSandboxLevel: 'restricted-token',
+  });
+  const resolved = resolveSandboxContext(context, 'windows');
+  if (!resolved.sandboxed) throw new Error('expected a sandboxed context');
+
+  it('refuses an alias spelling of .git that the policy rules would not recognise', () => {
+    expect(() =>
+      precheckRequest('fs/writeFile', { path: 'file:///C:/w/GIT~1/config' }, resolved.profile, 'windows'),
+    ).toThrow(
+      expect.objectContaining({ kind: 'permission_denied', message: expect.stringContaining('8.3') }),
+    );
+    expect(() =>
+      precheckRequest('fs/writeFile', { path: 'file:///C:/w/src/a.ts' }, resolved.profile, 'windows'),
+    ).not.toThrow();
   });
 });

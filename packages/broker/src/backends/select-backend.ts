@@ -1,6 +1,8 @@
-import { FsError, type HostOs, type WindowsSandboxLevel } from '@fs-sandbox/policy';
+import type { HostOs, WindowsSandboxLevel } from '@fs-sandbox/policy';
 import type { SandboxBackend } from './backend.js';
 import { createBwrapBackend } from './linux/bwrap-backend.js';
+import { createSeatbeltBackend } from './macos/seatbelt-backend.js';
+import { createWindowsBackend } from './windows/restricted-token-backend.js';
 
 export interface BackendSelection {
   os: HostOs;
@@ -11,14 +13,17 @@ export interface BackendSelection {
 }
 
 /**
- * The platform sandbox for a context that needs one. There is no "no sandbox" backend: an OS
- * without a usable one gets `sandbox_unavailable`, never an unsandboxed run.
+ * The platform sandbox for a context that needs one. There is no "no sandbox" backend: a level
+ * or machine without a usable one gets `sandbox_unavailable`, never an unsandboxed run.
  */
 export function selectBackend(selection: BackendSelection): SandboxBackend {
   switch (selection.os) {
     case 'linux':
       return createBwrapBackend({ env: selection.env });
-    default:
-      throw new FsError('sandbox_unavailable', `no sandbox backend is available on ${selection.os} yet`);
+    case 'macos':
+      return createSeatbeltBackend();
+    case 'windows':
+      // `disabled` (and any level without a sandbox) yields a backend that refuses every plan.
+      return createWindowsBackend(selection.windowsSandboxLevel);
   }
 }
