@@ -41,10 +41,11 @@ function factsFor(
   plan: SandboxPlan,
   known: Record<string, PathFact>,
   writableRootRealPaths = plan.writableRoots.map((w) => w.root),
+  denyGlobMatches: string[] = [],
 ): PathFacts {
   const paths = new Map<string, PathFact>();
-  for (const path of bwrapFactPaths(plan, runtime)) paths.set(path, known[path] ?? dir);
-  return { paths, writableRootRealPaths };
+  for (const path of bwrapFactPaths(plan, runtime, denyGlobMatches)) paths.set(path, known[path] ?? dir);
+  return { paths, writableRootRealPaths, denyGlobMatches };
 }
 
 function plan(overrides: Partial<SandboxPlan>): SandboxPlan {
@@ -278,6 +279,46 @@ describe('buildBwrapArgs golden argv', () => {
     const facts = factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file });
     const args = buildBwrapArgs(p, facts, runtime);
     expect(args.slice(args.indexOf('--bind'), args.indexOf('--bind') + 3)).toEqual(['--bind', odd, odd]);
+  });
+  it('masks the current matches of a deny glob like denied paths', () => {
+    const p = plan({
+      fullDiskRead: true,
+      writableRoots: [{ root: '/w', readOnlySubpaths: [], protectedNames: [] }],
+      denyGlobs: ['/w/**/*.env'],
+    });
+    const matches = ['/w/.env', '/w/config/keys'];
+    const facts = factsFor(
+      p,
+      { '/usr/bin/node': file, '/opt/fs/helper.cjs': file, '/w/.env': file },
+      ['/w'],
+      matches,
+    );
+    expect(buildBwrapArgs(p, facts, runtime)).toEqual([
+      ...ISOLATION,
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--bind',
+      '/w',
+      '/w',
+      '--ro-bind',
+      '/dev/null',
+      '/w/.env',
+      '--perms',
+      '0000',
+      '--tmpfs',
+      '/w/config/keys',
+      '--remount-ro',
+      '/w/config/keys',
+      ...TAIL_ENV,
+      '--chdir',
+      '/',
+      ...COMMAND,
+    ]);
   });
 });
 

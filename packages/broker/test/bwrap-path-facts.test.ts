@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectPathFacts } from '../src/backends/linux/path-facts.js';
+import { collectPathFacts, expandDenyGlobs } from '../src/backends/linux/path-facts.js';
 
 let root: string;
 
@@ -76,5 +76,32 @@ describe('collectPathFacts', () => {
   it('gives writable roots by their real path and leaves out the missing ones', async () => {
     const facts = await collectPathFacts([], [join(root, 'abs-link'), join(root, 'nope')]);
     expect(facts.writableRootRealPaths).toEqual([join(root, 'w', 'real')]);
+  });
+});
+
+describe('expandDenyGlobs', () => {
+  it('finds the existing matches below the literal prefix, whole directories included, links not followed', async () => {
+    const tree = join(root, 'globs');
+    await mkdir(join(tree, 'a', 'secrets', 'deep'), { recursive: true });
+    await mkdir(join(tree, 'b', 'c'), { recursive: true });
+    await writeFile(join(tree, 'a', '.env'), 'x');
+    await writeFile(join(tree, 'b', 'c', 'prod.env'), 'x');
+    await writeFile(join(tree, 'b', 'c', 'env.txt'), 'x');
+    await writeFile(join(tree, 'a', 'secrets', 'deep', 'inner.env'), 'x');
+    await symlink(join(root, 'w'), join(tree, 'b', 'escape'));
+    expect(expandDenyGlobs([`${tree}/**/*.env`, `${tree}/a/secrets`])).toEqual(
+      [
+        join(tree, 'a', '.env'),
+        join(tree, 'a', 'secrets'),
+        join(tree, 'a', 'secrets', 'deep', 'inner.env'),
+        join(tree, 'b', 'c', 'prod.env'),
+      ].sort(),
+    );
+    expect(expandDenyGlobs([`${tree}/*/c/*.env`])).toEqual([join(tree, 'b', 'c', 'prod.env')]);
+    expect(expandDenyGlobs([`${root}/no-such-dir/**/*.env`])).toEqual([]);
+  });
+
+  it('refuses a glob whose scan would exceed the entry limit', async () => {
+    expect(() => expandDenyGlobs(['/usr/**/*.no-such-extension'])).toThrow(/needs more than 20000 entries/);
   });
 });

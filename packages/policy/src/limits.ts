@@ -25,4 +25,11 @@ export const LIMITS = {
   helperMaxStderrBytes: 4 * 1024,
   /** Default helper run time before the whole sandboxed process tree is killed. */
   helperTimeoutMs: 60_000,
+  /**
+   * Deny globs are enforced on Linux by masking the paths that match when the sandbox is built; the
+   * scan that finds them stops at this many entries (the sandbox is then refused, not weakened) and
+   * this depth below a pattern's literal prefix for `**`.
+   */
+  denyGlobScanMaxEntries: 20_000,
+  denyGlobScanMaxDepth: 32,
 } as const;

@@ -57,8 +57,12 @@ const READ_ONLY_VIEWS: ReadonlySet<string> = new Set(['read', 'base-read', 'dev'
 const STRICTNESS: Record<MountKind, number> = { write: 0, read: 1, deny: 2, dev: 3, proc: 3 };
 
 /** The paths whose facts `buildBwrapArgs` reads (the backend collects exactly these). */
-export function bwrapFactPaths(plan: SandboxPlan, runtime: HelperRuntime): string[] {
-  const paths = planMounts(plan, runtime)
+export function bwrapFactPaths(
+  plan: SandboxPlan,
+  runtime: HelperRuntime,
+  denyGlobMatches: readonly string[] = [],
+): string[] {
+  const paths = planMounts(plan, runtime, denyGlobMatches)
     .filter((mount) => mount.kind !== 'dev' && mount.kind !== 'proc')
     .map((mount) => mount.path);
   if (plan.cwd !== null) paths.push(plan.cwd);
@@ -66,7 +70,7 @@ export function bwrapFactPaths(plan: SandboxPlan, runtime: HelperRuntime): strin
 }
 
 export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: HelperRuntime): string[] {
-  const mounts = planMounts(plan, runtime);
+  const mounts = planMounts(plan, runtime, facts.denyGlobMatches);
   for (const mount of mounts) validatePath(mount.path);
   refuseRuntimeInsideDeny(plan, runtime);
   const writableRoots = plan.writableRoots.map((root) => root.root);
@@ -158,7 +162,7 @@ function isRootReadable(plan: SandboxPlan): boolean {
   return plan.fullDiskRead || plan.readableRoots.includes('/');
 }
 
-function planMounts(plan: SandboxPlan, runtime: HelperRuntime): Mount[] {
+function planMounts(plan: SandboxPlan, runtime: HelperRuntime, denyGlobMatches: readonly string[]): Mount[] {
   const candidates: Mount[] = [
     { path: '/dev', kind: 'dev' },
     { path: '/proc', kind: 'proc' },
@@ -174,7 +178,8 @@ function planMounts(plan: SandboxPlan, runtime: HelperRuntime): Mount[] {
     for (const name of writable.protectedNames)
       candidates.push({ path: joinPath('linux', writable.root, name), kind: 'read' });
   }
-  for (const path of plan.deniedPaths) candidates.push({ path, kind: 'deny' });
+  // Deny globs have no mount form: the paths they match now are masked like denied paths.
+  for (const path of [...plan.deniedPaths, ...denyGlobMatches]) candidates.push({ path, kind: 'deny' });
 
   const byPath = new Map<string, Mount>();
   for (const mount of candidates) {

@@ -2,7 +2,7 @@ import type { SandboxPlan } from '@fs-sandbox/policy';
 import type { HelperRuntime, LaunchSpec, SandboxBackend } from '../backend.js';
 import { buildBwrapArgs, bwrapFactPaths } from './bwrap-args.js';
 import { locateBwrap } from './bwrap-locate.js';
-import { collectPathFacts } from './path-facts.js';
+import { collectPathFacts, expandDenyGlobs } from './path-facts.js';
 
 export interface BwrapBackendOptions {
   /** Where FS_SANDBOX_BWRAP is read from (defaults to the broker's environment). */
@@ -17,7 +17,12 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBa
     os: 'linux',
     async prepare(plan: SandboxPlan, runtime: HelperRuntime): Promise<LaunchSpec> {
       const writableRoots = plan.writableRoots.map((root) => root.root);
-      const facts = await collectPathFacts(bwrapFactPaths(plan, runtime), writableRoots);
+      const globMatches = expandDenyGlobs(plan.denyGlobs);
+      const facts = await collectPathFacts(
+        bwrapFactPaths(plan, runtime, globMatches),
+        writableRoots,
+        globMatches,
+      );
       const args = buildBwrapArgs(plan, facts, runtime);
       const bwrap = await locateBwrap(env, [...writableRoots, ...facts.writableRootRealPaths]);
       // bwrap itself gets only the filtered environment too: LD_PRELOAD and friends from the
