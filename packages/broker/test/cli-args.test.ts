@@ -275,10 +275,51 @@ describe('explain output', () => {
     );
   });
 
-  it('refuses another platform until its builder is available', async () => {
-    const run = await runCli(['explain', '--platform', 'macos', '--profile', 'read-only']);
-    expect(run.exitCode).toBe(1);
-    expect(run.stderr).toContain('[sandbox_unavailable]');
+  it('explains another platform with its pure builder and states what it assumes', async () => {
+    const context = {
+      permissions: {
+        type: 'managed',
+        file_system: {
+          type: 'restricted',
+          entries: [{ path: { type: 'path', path: 'file:///Users/me/w' }, access: 'write' }],
+        },
+      },
+      cwd: 'file:///Users/me/w',
+    };
+    const run = await runCli(['explain', '--platform', 'macos', JSON.stringify(context)]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toMatch(/^# backend: seatbelt \(macos\)\n# assumed: runtime paths are assumed/);
+    expect(run.stdout).toContain("/usr/bin/sandbox-exec -p '(version 1)");
+    expect(run.stdout).toContain('WRITABLE_ROOT_0=/Users/me/w');
+  });
+
+  it('shows why a Windows level refuses a policy', async () => {
+    const context = {
+      permissions: {
+        type: 'managed',
+        file_system: {
+          type: 'restricted',
+          entries: [{ path: { type: 'path', path: 'file:///C:/w' }, access: 'read' }],
+        },
+      },
+      windowsSandboxLevel: 'restricted-token',
+    };
+    const readRestricted = await runCli(['explain', '--platform', 'windows', JSON.stringify(context)]);
+    expect(readRestricted.exitCode).toBe(1);
+    expect(readRestricted.stderr).toMatch(
+      /write-restricted token cannot enforce read restrictions.*\[sandbox_unavailable\]/,
+    );
+    const unrestricted = await runCli([
+      'explain',
+      '--platform',
+      'windows',
+      '--profile',
+      'workspace-write',
+      '--cwd',
+      'C:\\w',
+    ]);
+    expect(unrestricted.exitCode).toBe(0);
+    expect(unrestricted.stdout).toMatch(/^# backend: restricted-token \(windows\)/);
   });
 });
 

@@ -3,6 +3,7 @@ import {
   currentHostOs,
   FsError,
   type HostOs,
+  isAbsoluteNative,
   nativeToPathUri,
   parseSandboxContext,
   workspaceWriteProfile,
@@ -57,7 +58,9 @@ export function contextFromFlags(flags: ContextFlags, io: CliIo, os: HostOs = cu
   if (profileName === 'read-only' && flags.writableRoot.length > 0) {
     throw new FsError('invalid_params', '--writable-root needs --profile workspace-write');
   }
-  const uri = (path: string) => nativeToPathUri(resolve(io.cwd, path), os);
+  // Paths already absolute for the target OS are kept as written (explain for another platform).
+  const uri = (path: string) =>
+    nativeToPathUri(isAbsoluteNative(os, path) ? path : resolve(io.cwd, path), os);
   const cwd = uri(flags.cwd ?? io.cwd);
   const deny = flags.deny.map(uri);
   // Read-only is full-disk read with no writable root; the deny entries narrow either profile.

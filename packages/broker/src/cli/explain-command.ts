@@ -1,38 +1,38 @@
-import { currentHostOs, FsError } from '@fs-sandbox/policy';
+import { currentHostOs, type HostOs, parseSandboxContext } from '@fs-sandbox/policy';
 import { type Command, Option } from 'commander';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { addContextOptions, type ContextFlags, contextFromFlags } from './context-options.js';
+import { explainForPlatform } from './explain-foreign.js';
 import { humanError } from './json-output.js';
 import { formatCommand } from './shell-quote.js';
 
 /**
- * `fs-sandbox explain`: the exact platform command a sandbox context produces on this host (the
- * same argv the runner would spawn, built from the same plan and host facts).
+ * `fs-sandbox explain`: the exact platform command a sandbox context produces. On this host it is
+ * the argv the runner would spawn (same plan, same host facts); for another platform it is that
+ * platform's pure builder, with the runtime locations it cannot see stated as assumptions.
  */
 export function registerExplainCommand(program: Command, deps: CliDeps): void {
   addContextOptions(program.command('explain'))
     .description('print the exact sandbox command a context produces')
     .argument('[context]', 'sandbox context as JSON (wire form); or use the profile flags')
     .addOption(new Option('--platform <os>', 'target platform').choices(['linux', 'macos', 'windows']))
-    .action(async (contextJson: string | undefined, flags: ContextFlags & { platform?: string }) => {
+    .action(async (contextJson: string | undefined, flags: ContextFlags & { platform?: HostOs }) => {
       const host = currentHostOs();
+      const platform = flags.platform ?? host;
       const broker = deps.createBroker({ env: deps.io.env });
       try {
-        const platform = flags.platform ?? host;
-        if (platform !== host) {
-          throw new FsError(
-            'sandbox_unavailable',
-            `explain for ${platform} is not available on a ${host} host`,
-          );
-        }
         const sandbox = contextFromFlags(
           contextJson === undefined ? flags : { ...flags, sandbox: contextJson },
           deps.io,
-          host,
+          platform,
         );
-        const { launch } = await broker.prepareSandbox(sandbox);
+        const { launch, assumptions } =
+          platform === host
+            ? { ...(await broker.prepareSandbox(sandbox)), assumptions: [] }
+            : explainForPlatform(parseSandboxContext(sandbox), platform, deps.io.env);
+        const notes = assumptions.map((note) => `# assumed: ${note}\n`).join('');
         deps.io.stdout.write(
-          `# backend: ${launch.backend} (${platform})\n${formatCommand(launch.file, launch.args)}\n`,
+          `# backend: ${launch.backend} (${platform})\n${notes}${formatCommand(launch.file, launch.args)}\n`,
         );
         for (const [name, value] of Object.entries(launch.details ?? {})) {
           deps.io.stdout.write(
