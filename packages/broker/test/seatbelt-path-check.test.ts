@@ -45,76 +45,84 @@ const writable = (root: string, readOnlySubpaths: string[] = [], protectedNames:
   protectedNames,
 });
 
-describe('Seatbelt path reconciliation', () => {
-  it('accepts writable roots that are their own real path, existing or not', async () => {
-    const p = plan({
-      writableRoots: [writable(join(base, 'real')), writable(join(base, 'real', 'new', 'dir'))],
+// POSIX paths against the real disk: Windows temp paths are not macOS paths.
+describe.skipIf(process.platform === 'win32')(
+  `Seatbelt path reconciliation (skipped on Windows: needs POSIX paths, this is ${process.platform})`,
+  () => {
+    it('accepts writable roots that are their own real path, existing or not', async () => {
+      const p = plan({
+        writableRoots: [writable(join(base, 'real')), writable(join(base, 'real', 'new', 'dir'))],
+      });
+      const out = await reconcileSeatbeltPaths(p, runtime, deps);
+      expect(out.plan.writableRoots).toEqual(p.writableRoots);
     });
-    const out = await reconcileSeatbeltPaths(p, runtime, deps);
-    expect(out.plan.writableRoots).toEqual(p.writableRoots);
-  });
 
-  it('refuses a writable root that is a symlink', async () => {
-    const p = plan({ writableRoots: [writable(join(base, 'link'))] });
-    await expect(reconcileSeatbeltPaths(p, runtime, deps)).rejects.toMatchObject({
-      kind: 'sandbox_unavailable',
-      message: expect.stringContaining(`resolves through a symlink to ${join(base, 'real')}`),
-    });
-  });
-
-  it('refuses a writable root with a symlink component deeper in its path', async () => {
-    const p = plan({ writableRoots: [writable(join(base, 'link', 'sub'))] });
-    await expect(reconcileSeatbeltPaths(p, runtime, deps)).rejects.toMatchObject({
-      kind: 'sandbox_unavailable',
-    });
-  });
-
-  it('refuses a read-only subpath, protected name or denied path that crosses a symlink inside a writable root', async () => {
-    const root = join(base, 'real');
-    await symlink(join(base, 'elsewhere'), join(root, 'hop'));
-    await symlink(join(base, 'elsewhere'), join(root, '.git'));
-    for (const p of [
-      plan({ writableRoots: [writable(root, [join(root, 'hop', 'ro')])] }),
-      plan({ writableRoots: [writable(root, [], ['.git'])] }),
-      plan({ writableRoots: [writable(root)], deniedPaths: [join(root, 'hop', 'secret')] }),
-    ]) {
+    it('refuses a writable root that is a symlink', async () => {
+      const p = plan({ writableRoots: [writable(join(base, 'link'))] });
       await expect(reconcileSeatbeltPaths(p, runtime, deps)).rejects.toMatchObject({
         kind: 'sandbox_unavailable',
-        message: expect.stringContaining('could re-point that link'),
+        message: expect.stringContaining(`resolves through a symlink to ${join(base, 'real')}`),
       });
-    }
-  });
-
-  it('adds the resolved form of readable roots and outside denied paths that cross a symlink', async () => {
-    const p = plan({
-      fullDiskRead: false,
-      readableRoots: [join(base, 'link'), join(base, 'elsewhere')],
-      deniedPaths: [join(base, 'link', 'sub')],
     });
-    const out = await reconcileSeatbeltPaths(p, runtime, deps);
-    expect(out.plan.readableRoots).toEqual([join(base, 'link'), join(base, 'elsewhere'), join(base, 'real')]);
-    expect(out.plan.deniedPaths).toEqual([join(base, 'link', 'sub'), join(base, 'real', 'sub')]);
-  });
 
-  it('resolves the runtime files to their real paths', async () => {
-    const out = await reconcileSeatbeltPaths(
-      plan({}),
-      { ...runtime, helperBundle: join(base, 'link', 'helper.cjs') },
-      deps,
-    );
-    expect(out.runtime.helperBundle).toBe(join(base, 'real', 'helper.cjs'));
-  });
-
-  it('compares against the /private spelling by default, as macOS resolves /tmp', async () => {
-    const macosLike = { realpath: async (path: string) => path.replace(/^\/tmp(?=\/|$)/, '/private/tmp') };
-    const p = plan({ writableRoots: [writable('/tmp/work')] });
-    await expect(
-      reconcileSeatbeltPaths(p, runtime, { ...macosLike, profileSpelling: (x) => x }),
-    ).rejects.toThrow(/resolves through a symlink/);
-    const ok = await reconcileSeatbeltPaths(p, runtime, {
-      ...macosLike,
-      profileSpelling: resolveMacosTopLevelAlias,
+    it('refuses a writable root with a symlink component deeper in its path', async () => {
+      const p = plan({ writableRoots: [writable(join(base, 'link', 'sub'))] });
+      await expect(reconcileSeatbeltPaths(p, runtime, deps)).rejects.toMatchObject({
+        kind: 'sandbox_unavailable',
+      });
     });
-    expect(ok.plan.writableRoots[0]?.root).toBe('/tmp/work');
-  });
-});
+
+    it('refuses a read-only subpath, protected name or denied path that crosses a symlink inside a writable root', async () => {
+      const root = join(base, 'real');
+      await symlink(join(base, 'elsewhere'), join(root, 'hop'));
+      await symlink(join(base, 'elsewhere'), join(root, '.git'));
+      for (const p of [
+        plan({ writableRoots: [writable(root, [join(root, 'hop', 'ro')])] }),
+        plan({ writableRoots: [writable(root, [], ['.git'])] }),
+        plan({ writableRoots: [writable(root)], deniedPaths: [join(root, 'hop', 'secret')] }),
+      ]) {
+        await expect(reconcileSeatbeltPaths(p, runtime, deps)).rejects.toMatchObject({
+          kind: 'sandbox_unavailable',
+          message: expect.stringContaining('could re-point that link'),
+        });
+      }
+    });
+
+    it('adds the resolved form of readable roots and outside denied paths that cross a symlink', async () => {
+      const p = plan({
+        fullDiskRead: false,
+        readableRoots: [join(base, 'link'), join(base, 'elsewhere')],
+        deniedPaths: [join(base, 'link', 'sub')],
+      });
+      const out = await reconcileSeatbeltPaths(p, runtime, deps);
+      expect(out.plan.readableRoots).toEqual([
+        join(base, 'link'),
+        join(base, 'elsewhere'),
+        join(base, 'real'),
+      ]);
+      expect(out.plan.deniedPaths).toEqual([join(base, 'link', 'sub'), join(base, 'real', 'sub')]);
+    });
+
+    it('resolves the runtime files to their real paths', async () => {
+      const out = await reconcileSeatbeltPaths(
+        plan({}),
+        { ...runtime, helperBundle: join(base, 'link', 'helper.cjs') },
+        deps,
+      );
+      expect(out.runtime.helperBundle).toBe(join(base, 'real', 'helper.cjs'));
+    });
+
+    it('compares against the /private spelling by default, as macOS resolves /tmp', async () => {
+      const macosLike = { realpath: async (path: string) => path.replace(/^\/tmp(?=\/|$)/, '/private/tmp') };
+      const p = plan({ writableRoots: [writable('/tmp/work')] });
+      await expect(
+        reconcileSeatbeltPaths(p, runtime, { ...macosLike, profileSpelling: (x) => x }),
+      ).rejects.toThrow(/resolves through a symlink/);
+      const ok = await reconcileSeatbeltPaths(p, runtime, {
+        ...macosLike,
+        profileSpelling: resolveMacosTopLevelAlias,
+      });
+      expect(ok.plan.writableRoots[0]?.root).toBe('/tmp/work');
+    });
+  },
+);

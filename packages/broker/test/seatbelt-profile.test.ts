@@ -137,7 +137,12 @@ describe('Seatbelt profile structure', () => {
     expect(launch.args.slice(0, 2)).toEqual(['-p', text]);
     const defines = launch.args.slice(2, 2 + params.length * 2);
     expect(defines).toEqual(params.flatMap(([key, value]) => ['-D', `${key}=${value}`]));
-    expect(launch.args.slice(2 + params.length * 2)).toEqual(['--', RUNTIME.nodePath, RUNTIME.helperBundle]);
+    expect(launch.args.slice(2 + params.length * 2)).toEqual([
+      '--',
+      RUNTIME.nodePath,
+      '--openssl-config=/dev/null',
+      RUNTIME.helperBundle,
+    ]);
     expect(launch.env).toEqual(RUNTIME.env);
     expect(launch.details).toEqual({ profile: text, params: Object.fromEntries(params) });
   });

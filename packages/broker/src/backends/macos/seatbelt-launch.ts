@@ -10,9 +10,16 @@ import { buildSeatbeltProfile } from './seatbelt-profile.js';
 export const SANDBOX_EXEC_PATH = '/usr/bin/sandbox-exec';
 
 /**
+ * node loads its OpenSSL configuration (OPENSSLDIR/openssl.cnf) while starting and exits when that
+ * file exists but cannot be read. The helper needs no OpenSSL configuration, so it reads an empty
+ * one (/dev/null, which the profile allows) instead of a path the sandbox would have to expose.
+ */
+export const SEATBELT_NODE_FLAGS = ['--openssl-config=/dev/null'] as const;
+
+/**
  * The `sandbox-exec` command that runs the helper under the plan: `-p <profile>`, one `-D KEY=VALUE`
- * per path parameter, `--`, then node and the helper bundle. Pure, so `fs-sandbox explain` and the
- * golden tests can build it on any OS.
+ * per path parameter, `--`, then node (with SEATBELT_NODE_FLAGS) and the helper bundle. Pure, so
+ * `fs-sandbox explain` and the golden tests can build it on any OS.
  */
 export function buildSeatbeltLaunch(plan: SandboxPlan, runtime: HelperRuntime): LaunchSpec {
   const profile = buildSeatbeltProfile(plan, runtime);
@@ -26,6 +33,7 @@ export function buildSeatbeltLaunch(plan: SandboxPlan, runtime: HelperRuntime): 
       ...defines,
       '--',
       resolveMacosTopLevelAlias(runtime.nodePath),
+      ...SEATBELT_NODE_FLAGS,
       resolveMacosTopLevelAlias(runtime.helperBundle),
     ],
     // sandbox-exec passes its environment on unchanged; the runtime's is already the allowlist.

@@ -16,9 +16,11 @@ export interface SeatbeltProfile {
  * from a policy, and the structural tests check that nothing else appears as a string literal.
  */
 export const SEATBELT_PLATFORM_LITERALS = {
-  /** Loader-mapped system code: dyld maps these executable when node starts. */
+  /** System code dyld maps executable when node starts (recent macOS keeps libraries in cryptexes). */
   executableMappings: [
     '/usr/lib',
+    '/System/Cryptexes',
+    '/System/Volumes/Preboot/Cryptexes',
     '/System/Library/Frameworks',
     '/System/Library/PrivateFrameworks',
     '/System/Library/SubFrameworks',
