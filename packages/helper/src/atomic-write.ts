@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
-import { type FileHandle, link, open, rename, unlink } from 'node:fs/promises';
 import { FsError, fsPathArg, type HostOs, parentPath } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
+import { type FileHandle, link, open, rename, unlink } from './fs-async.js';
 import { fromOsError, hasErrno } from './os-error.js';
 import { TEMP_NAME_ATTEMPTS, tempSiblingName } from './temp-name.js';
 import type { WriteTarget } from './write-target.js';

@@ -1,6 +1,6 @@
 import { constants, existsSync } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
 import { fsPathArg, type HostOs } from '@fs-sandbox/policy/core';
+import { type FileHandle, open } from './fs-async.js';
 import { fromOsError } from './os-error.js';
 
 // Linux refuses paths of PATH_MAX (4096) bytes or more, and every lookup walks the whole path, so

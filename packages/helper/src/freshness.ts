@@ -1,6 +1,6 @@
-import { lstat } from 'node:fs/promises';
 import { FsError, fsPathArg } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
+import { lstat } from './fs-async.js';
 import { isPlainObject } from './params.js';
 import type { FreshnessEntry } from './protocol.js';
 

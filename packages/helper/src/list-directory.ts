@@ -1,6 +1,6 @@
 import type { Dirent } from 'node:fs';
-import { opendir } from 'node:fs/promises';
 import { decodePathBytes, fsPathArg } from '@fs-sandbox/policy/core';
+import { opendirBytes } from './fs-async.js';
 import { fromOsError } from './os-error.js';
 
 export type EntryType = 'file' | 'directory' | 'symlink' | 'other' | 'unknown';
@@ -41,10 +41,7 @@ export async function listDirectory(
 ): Promise<Listing> {
   const entries: ListedEntry[] = [];
   try {
-    const directory = await opendir(fsPathArg(accessPath), {
-      encoding: 'buffer' as BufferEncoding,
-      bufferSize: 256,
-    });
+    const directory = await opendirBytes(fsPathArg(accessPath), 256);
     try {
       for (;;) {
         const dirent = (await directory.read()) as Dirent<Buffer> | null;

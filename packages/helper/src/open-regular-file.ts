@@ -1,8 +1,8 @@
 import { constants } from 'node:fs';
-import { type FileHandle, lstat, open, statfs } from 'node:fs/promises';
 import { FsError, fsPathArg } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
 import { describeFileType } from './file-kind.js';
+import { type FileHandle, lstat, open, statfs } from './fs-async.js';
 import { fromOsError, hasErrno } from './os-error.js';
 
 export interface RegularFile {
@@ -63,7 +63,7 @@ export async function openRegularFile(
     throw await openFailure(error, path, options);
   }
   try {
-    const stats = await handle.stat({ bigint: true });
+    const stats = await handle.stat();
     if (!stats.isFile()) throw notAFile(path, describeFileType(stats));
     await refusePseudoFileSystem(handle, path);
     return { handle, size: Number(stats.size), dev: stats.dev, ino: stats.ino, mode: Number(stats.mode) };

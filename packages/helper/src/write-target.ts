@@ -1,5 +1,4 @@
 import type { BigIntStats } from 'node:fs';
-import { lstat, readlink, realpath } from 'node:fs/promises';
 import {
   decodePathBytes,
   FsError,
@@ -11,6 +10,7 @@ import {
 } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
 import { describeFileType } from './file-kind.js';
+import { lstat, readlink, realpathBytes } from './fs-async.js';
 import { notAFile } from './open-regular-file.js';
 import { fromOsError, hasErrno } from './os-error.js';
 
@@ -72,7 +72,7 @@ async function linkDestination(link: string, os: HostOs): Promise<string> {
     const target = decodePathBytes(await readlink(fsPathArg(link), { encoding: 'buffer' }));
     if (isAbsoluteNative(os, target)) return joinPath(os, target);
     const directory = parentPath(os, link) ?? link;
-    const physical = decodePathBytes(await realpath(fsPathArg(directory), { encoding: 'buffer' }));
+    const physical = decodePathBytes(await realpathBytes(fsPathArg(directory)));
     return joinPath(os, physical, target);
   } catch (error) {
     throw fromOsError(error, link);

@@ -1,5 +1,5 @@
-import { realpath } from 'node:fs/promises';
 import { decodePathBytes, fsPathArg, nativeToPathUri } from '@fs-sandbox/policy/core';
+import { realpathBytes } from '../fs-async.js';
 import type { Operation } from '../operation.js';
 import { fromOsError } from '../os-error.js';
 import { pathParam } from '../params.js';
@@ -8,7 +8,7 @@ import { pathParam } from '../params.js';
 export async function canonicalPathOf(path: string): Promise<string> {
   try {
     // Bytes, not a string: a name that is not UTF-8 must come back exactly, not as U+FFFD.
-    return decodePathBytes(await realpath(fsPathArg(path), { encoding: 'buffer' }));
+    return decodePathBytes(await realpathBytes(fsPathArg(path)));
   } catch (error) {
     throw fromOsError(error, path);
   }

@@ -1,5 +1,4 @@
 import type { BigIntStats } from 'node:fs';
-import { type FileHandle, lstat, mkdir, readlink, realpath, rename, symlink, unlink } from 'node:fs/promises';
 import {
   decodePathBytes,
   FsError,
@@ -15,6 +14,16 @@ import { childPath } from '../child-path.js';
 import { DeepPaths } from '../deep-paths.js';
 import { displayPath } from '../display-path.js';
 import { describeFileType } from '../file-kind.js';
+import {
+  type FileHandle,
+  lstat,
+  mkdir,
+  readlink,
+  realpathBytes,
+  rename,
+  symlink,
+  unlink,
+} from '../fs-async.js';
 import { listDirectory } from '../list-directory.js';
 import { openRegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
@@ -90,7 +99,7 @@ async function physicalPath(path: string, os: HostOs): Promise<string> {
   const missing: string[] = [];
   for (let current: string | null = path; current !== null; current = parentPath(os, current)) {
     try {
-      const real = decodePathBytes(await realpath(fsPathArg(current), { encoding: 'buffer' }));
+      const real = decodePathBytes(await realpathBytes(fsPathArg(current)));
       return missing.length === 0 ? real : joinPath(os, real, ...missing.reverse());
     } catch (error) {
       if (!hasErrno(error, 'ENOENT')) throw fromOsError(error, current);
@@ -122,7 +131,7 @@ async function copyData(from: FileHandle, to: FileHandle): Promise<void> {
   for (let position = 0; ; ) {
     const { bytesRead } = await from.read(chunk, 0, chunk.length, position);
     if (bytesRead === 0) return;
-    await to.write(chunk, 0, bytesRead);
+    await to.writeAll(chunk.subarray(0, bytesRead));
     position += bytesRead;
   }
 }

@@ -1,6 +1,6 @@
-import { lstat, mkdir, stat } from 'node:fs/promises';
 import { FsError, fsPathArg, type HostOs, parentPath } from '@fs-sandbox/policy/core';
 import { displayPath } from '../display-path.js';
+import { lstat, mkdir, stat } from '../fs-async.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { optionalBoolean, pathParam } from '../params.js';

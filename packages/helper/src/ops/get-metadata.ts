@@ -1,6 +1,6 @@
-import { lstat, stat } from 'node:fs/promises';
 import { FsError, fsPathArg } from '@fs-sandbox/policy/core';
 import { displayPath } from '../display-path.js';
+import { lstat, stat } from '../fs-async.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { pathParam } from '../params.js';

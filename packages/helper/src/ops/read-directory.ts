@@ -1,6 +1,6 @@
-import { stat } from 'node:fs/promises';
 import { fsPathArg, type HostOs, LIMITS } from '@fs-sandbox/policy/core';
 import { childPath } from '../child-path.js';
+import { stat } from '../fs-async.js';
 import { listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';
 import { pathParam } from '../params.js';

@@ -1,8 +1,8 @@
-import { lstat, rmdir, unlink } from 'node:fs/promises';
 import { FsError, fsPathArg, type HostOs, normalizeNativePath } from '@fs-sandbox/policy/core';
 import { childPath } from '../child-path.js';
 import { DeepPaths } from '../deep-paths.js';
 import { displayPath } from '../display-path.js';
+import { lstat, rmdir, unlink } from '../fs-async.js';
 import { listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';

@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
-import { lstat, stat } from 'node:fs/promises';
 import { FsError, fsPathArg, type HostOs, LIMITS, nativeToPathUri } from '@fs-sandbox/policy/core';
 import { childPath } from '../child-path.js';
+import { lstat, stat } from '../fs-async.js';
 import { type ListedEntry, listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';
 import { fromOsError } from '../os-error.js';

@@ -1,7 +1,7 @@
-import { lstat } from 'node:fs/promises';
 import { decodeStrictBase64, FsError, fsPathArg, type HostOs } from '@fs-sandbox/policy/core';
 import { atomicWrite } from '../atomic-write.js';
 import { displayPath } from '../display-path.js';
+import { lstat } from '../fs-async.js';
 import { sha256OfFile } from '../hash-file.js';
 import type { Operation } from '../operation.js';
 import { fromOsError } from '../os-error.js';
@@ -57,7 +57,7 @@ export async function writeFileAt(path: string, data: Uint8Array, options: Write
     mode,
     durable: true,
     fill: async (handle) => {
-      await handle.writeFile(data);
+      await handle.writeAll(data);
     },
     ...(beforePublish ? { beforePublish } : {}),
   });
