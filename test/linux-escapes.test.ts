@@ -1,7 +1,8 @@
+import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
-import { type CliUser, callMethod, USERS } from './support/cli.js';
+import { type CliUser, callMethod, NOBODY_UID, USERS } from './support/cli.js';
 import {
   cliEnv,
   createFixture,
@@ -43,10 +44,14 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     });
 
     /** Runs one request that must be refused; checks the error is typed, the disk untouched, the secret unseen. */
-    async function expectRefused(method: string, params: Record<string, unknown>): Promise<string> {
+    async function expectRefused(
+      method: string,
+      params: Record<string, unknown>,
+      sandbox: Record<string, unknown> = workspaceContext(fixture),
+    ): Promise<string> {
       const outcome = await callMethod(
         method,
-        { ...params, sandbox: workspaceContext(fixture) },
+        { ...params, sandbox },
         { user, env: cliEnv(fixture), precheck },
       );
       const label = `${method} ${JSON.stringify(params)}`;
@@ -171,6 +176,34 @@ describe.each(USERS)('as %s', (user: CliUser) => {
         destinationPath: uri(join(ws, 'leak.txt')),
         recursive: false,
       });
+    });
+
+    it('masks the existing matches of a deny glob', async () => {
+      const config = join(fixture.ws, 'config');
+      await mkdir(config);
+      await writeFile(join(config, 'prod.env'), 'API_KEY=launch codes\n');
+      if (user === 'nobody') await chown(config, NOBODY_UID, NOBODY_UID);
+      before = await snapshotTree(fixture.base);
+      const context = workspaceContext(fixture) as { permissions: { file_system: { entries: unknown[] } } };
+      context.permissions.file_system.entries.push({
+        path: { type: 'glob_pattern', pattern: `${fixture.ws}/**/*.env` },
+        access: 'deny',
+      });
+      await expectRefused('fs/readFile', { path: uri(join(config, 'prod.env')) }, context);
+      await expectRefused(
+        'fs/writeFile',
+        { path: uri(join(config, 'prod.env')), dataBase64: 'cHdu' },
+        context,
+      );
+      await expectRefused(
+        'fs/copy',
+        {
+          sourcePath: uri(join(config, 'prod.env')),
+          destinationPath: uri(join(fixture.ws, 'x')),
+          recursive: false,
+        },
+        context,
+      );
     });
 
     it('refuses writes into .git (hooks, HEAD) under a writable root', async () => {

@@ -1,8 +1,8 @@
-import { lstat, readdir, readFile, stat } from 'node:fs/promises';
+import { chown, lstat, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
-import { type CliUser, callMethod, runCli, USERS } from './support/cli.js';
+import { type CliUser, callMethod, NOBODY_UID, runCli, USERS } from './support/cli.js';
 import {
   cliEnv,
   createFixture,
@@ -177,6 +177,27 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       message: 'fs/writeFile requires valid base64 dataBase64: Invalid symbol 37, offset 0.',
       data: { errorKind: 'invalid_request' },
     });
+  });
+
+  it('refuses to run unsandboxed when bwrap is missing or cannot build the sandbox', async () => {
+    const fake = join(fixture.base, 'fake-bwrap');
+    await writeFile(fake, '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n', {
+      mode: 0o755,
+    });
+    if (user === 'nobody') await chown(fake, NOBODY_UID, NOBODY_UID);
+    const target = join(fixture.ws, 'never.txt');
+    for (const bwrap of [join(fixture.base, 'no-such-bwrap'), fake]) {
+      const outcome = await callMethod(
+        'fs/writeFile',
+        { path: uri(target), dataBase64: 'eA==', sandbox: workspaceContext(fixture) },
+        { user, env: cliEnv(fixture, { FS_SANDBOX_BWRAP: bwrap }) },
+      );
+      expect(outcome.error?.data.errorKind, outcome.run.stdout).toBe('sandbox_unavailable');
+      await expect(lstat(target)).rejects.toThrow();
+    }
+    const doctor = await runCli(['doctor'], { user, env: cliEnv(fixture, { FS_SANDBOX_BWRAP: fake }) });
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toMatch(/^user namespaces\s+FAIL\s+bwrap: No permissions/m);
   });
 
   it('doctor says sandboxed operations work (exit 0)', async () => {
