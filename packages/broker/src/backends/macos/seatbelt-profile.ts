@@ -28,7 +28,7 @@ export const SEATBELT_PLATFORM_LITERALS = {
     '/Library/Apple/System/Library/Frameworks',
     '/Library/Apple/System/Library/PrivateFrameworks',
   ],
-  /** Directories a path lookup stats on its way to any root: `/`, `/private` and the alias links. */
+  /** What resolving a path spelled with an alias touches: `/`, `/private` and the alias links. */
   traversal: ['/', '/private', ...MACOS_ALIAS_LINKS],
   /** Character devices the C runtime and dyld open at start-up; none of them stores data. */
   readDevices: ['/dev/null', '/dev/random', '/dev/urandom', '/dev/autofs_nowait', '/dev/dtracehelper'],
@@ -143,12 +143,13 @@ export function buildSeatbeltProfile(plan: SandboxPlan, runtime: HelperRuntime):
     `(allow file-read* file-map-executable (literal ${nodePath}))`,
     `(allow file-read* (literal ${helperBundle}))`,
     rule('allow file-map-executable', literals('subpath', SEATBELT_PLATFORM_LITERALS.executableMappings)),
-    '; Path lookups stat every directory above a root (realpath), not their contents.',
-    rule('allow file-read-metadata', [
-      ...literals('literal', SEATBELT_PLATFORM_LITERALS.traversal),
-      ...[nodePath, helperBundle, ...rootRefs].map((ref) => `(path-ancestors ${ref})`),
-    ]),
-    '(allow file-read-data (literal "/"))',
+    '; Path lookups stat every directory above a root (realpath), not their contents; the alias',
+    '; links themselves are read (readlink), and / and /private listed, to resolve /tmp, /var, /etc.',
+    rule('allow file-read*', literals('literal', SEATBELT_PLATFORM_LITERALS.traversal)),
+    rule(
+      'allow file-read-metadata',
+      [nodePath, helperBundle, ...rootRefs].map((ref) => `(path-ancestors ${ref})`),
+    ),
     rule('allow file-read*', literals('literal', SEATBELT_PLATFORM_LITERALS.readDevices)),
     rule('allow file-write-data', literals('literal', SEATBELT_PLATFORM_LITERALS.writeDevices)),
     rule('allow file-ioctl', literals('literal', SEATBELT_PLATFORM_LITERALS.ioctlDevices)),

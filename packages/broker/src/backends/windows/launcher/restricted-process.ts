@@ -17,7 +17,9 @@ const HANDLE_FLAG_INHERIT = 0x1;
 const STARTF_USESTDHANDLES = 0x100;
 const CREATE_SUSPENDED = 0x4;
 const CREATE_UNICODE_ENVIRONMENT = 0x400;
-const CREATE_NO_WINDOW = 0x8000000;
+// No console at all (not even a hidden one): a console would add a conhost.exe process to the job,
+// which holds exactly one process. The helper speaks only through its stdio pipes.
+const DETACHED_PROCESS = 0x8;
 const INFINITE = 0xffffffff;
 const WAIT_FAILED = 0xffffffff;
 
@@ -64,7 +66,7 @@ export function runRestrictedProcess(
       null,
       null,
       1,
-      CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT | CREATE_NO_WINDOW,
+      CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT | DETACHED_PROCESS,
       Buffer.from(windowsEnvironmentBlock(env), 'utf16le'),
       // The helper works on absolute paths only; a cwd that no longer exists is not worth a failure.
       plan.cwd !== null && existsSync(plan.cwd) ? plan.cwd : null,
