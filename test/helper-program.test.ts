@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeReply, encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
 import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
-import { nativeToPathUri } from '@fs-sandbox/policy/core';
+import { LIMITS, nativeToPathUri } from '@fs-sandbox/policy/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -360,6 +360,12 @@ describe('helper program (node dist/helper.cjs)', () => {
       [
         'a malformed binary header',
         Buffer.from('{"operation":"fs/writeFile","params":{},"binary":{"field":"dataBase64","length":-1}}\n'),
+      ],
+      [
+        'a binary payload announced past LIMITS.helperMaxRequestBytes (refused before reading it)',
+        Buffer.from(
+          `{"operation":"fs/writeFile","params":{},"binary":{"field":"dataBase64","length":${LIMITS.helperMaxRequestBytes}}}\n`,
+        ),
       ],
     ];
     for (const [name, input] of cases) {

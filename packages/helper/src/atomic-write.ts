@@ -136,7 +136,13 @@ async function publishExclusive(temp: string, name: string, target: string): Pro
     throw error;
   }
   await claim.close();
-  await rename(fsPathArg(temp), fsPathArg(name));
+  try {
+    await rename(fsPathArg(temp), fsPathArg(name));
+  } catch (error) {
+    // The claimed name is still our empty placeholder: do not leave it behind.
+    await unlink(fsPathArg(name)).catch(() => undefined);
+    throw error;
+  }
 }
 
 /** Makes the rename itself durable. Some file systems cannot fsync a directory (EINVAL); that is not a failed write. */
