@@ -6,7 +6,7 @@ import {
   buildWindowsLaunchPlanData,
 } from '../src/backends/windows/windows-launch-plan.js';
 import {
-  MAX_PLAN_ARGUMENT_CHARS,
+  MAX_COMMAND_LINE_CHARS,
   parseWindowsLaunchPlan,
 } from '../src/backends/windows/windows-launch-protocol.js';
 import { windowsLauncherScriptPath } from '../src/backends/windows/windows-launcher-path.js';
@@ -157,7 +157,7 @@ describe('restricted-token launch plan', () => {
     expect(() => buildWindowsLaunchPlan(big, RUNTIME, 'restricted-token', LAUNCHER)).toThrow(
       expect.objectContaining({
         kind: 'sandbox_unavailable',
-        message: expect.stringContaining(String(MAX_PLAN_ARGUMENT_CHARS)),
+        message: expect.stringContaining(String(MAX_COMMAND_LINE_CHARS)),
       }),
     );
   });

@@ -7,9 +7,10 @@ import {
   samePath,
 } from '@fs-sandbox/policy';
 import type { HelperRuntime, LaunchSpec } from '../backend.js';
+import { windowsCommandLine } from './windows-command-line.js';
 import {
   type AclEdit,
-  MAX_PLAN_ARGUMENT_CHARS,
+  MAX_COMMAND_LINE_CHARS,
   type RestrictedTokenLevel,
   type WindowsLaunchPlan,
 } from './windows-launch-protocol.js';
@@ -111,10 +112,13 @@ export function buildWindowsLaunchPlan(
 ): LaunchSpec {
   const data = buildWindowsLaunchPlanData(plan, runtime, level);
   const argument = JSON.stringify(data);
-  if (argument.length > MAX_PLAN_ARGUMENT_CHARS) {
+  // The launcher's command line as node will quote it; bounded here so a large policy is refused
+  // with a reason instead of failing inside CreateProcess.
+  const commandLine = windowsCommandLine([runtime.nodePath, launcherScript, argument]).length;
+  if (commandLine > MAX_COMMAND_LINE_CHARS) {
     throw new FsError(
       'sandbox_unavailable',
-      `the restricted-token plan is ${argument.length} characters, more than a Windows command line can carry (${MAX_PLAN_ARGUMENT_CHARS}); use fewer writable roots or read-only subpaths`,
+      `the restricted-token launch needs a ${commandLine}-character command line, more than Windows allows (${MAX_COMMAND_LINE_CHARS}); use fewer writable roots or read-only subpaths`,
     );
   }
   const { env, ...shown } = data;

@@ -65,8 +65,8 @@ export interface WindowsLaunchPlan {
   job: { killOnClose: true; activeProcessLimit: 1 };
 }
 
-/** Windows limits a command line to 32 767 UTF-16 units; the plan must fit with room for node's own quoting. */
-export const MAX_PLAN_ARGUMENT_CHARS = 30_000;
+/** CreateProcessW takes at most 32 767 UTF-16 units of command line, the terminating NUL included. */
+export const MAX_COMMAND_LINE_CHARS = 32_766;
 
 const ACCESS_NAMES = Object.keys(ACCESS_MASKS);
 const TOKEN_FLAGS = Object.keys(TOKEN_FLAG_VALUES);
@@ -77,7 +77,7 @@ export function parseWindowsLaunchPlan(text: string | undefined): WindowsLaunchP
   const fail = (what: string): never => {
     throw new FsError('sandbox_unavailable', `the Windows launcher got a malformed plan: ${what}`);
   };
-  if (text === undefined || text.length > MAX_PLAN_ARGUMENT_CHARS)
+  if (text === undefined || text.length > MAX_COMMAND_LINE_CHARS)
     return fail('missing or oversized argument');
   let raw: unknown;
   try {
