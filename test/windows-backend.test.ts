@@ -86,17 +86,13 @@ const entry = (path: string, access: string) => ({ path: { type: 'path', path: u
 const ROOT_READ = { path: { type: 'special', value: { kind: 'root' } }, access: 'read' };
 
 /** Full-disk read, write the workspace with docs\frozen read-only: what a write-restricted token can enforce. */
-function workspaceContext(
-  f: WinFixture,
-  level = 'restricted-token',
-  extra: unknown[] = [],
-): Record<string, unknown> {
+function workspaceContext(f: WinFixture, level = 'restricted-token'): Record<string, unknown> {
   return {
     permissions: {
       type: 'managed',
       file_system: {
         type: 'restricted',
-        entries: [ROOT_READ, entry(f.ws, 'write'), entry(join(f.ws, 'docs', 'frozen'), 'read'), ...extra],
+        entries: [ROOT_READ, entry(f.ws, 'write'), entry(join(f.ws, 'docs', 'frozen'), 'read')],
       },
       network: 'restricted',
     },
@@ -218,10 +214,16 @@ describe.skipIf(!ON_WINDOWS)(
 
     it('refuses a policy with read restrictions instead of running it with reads unrestricted', async () => {
       const denied = join(f.ws, 'denied.txt');
-      const outcome = await call('fs/readFile', {
-        path: uri(denied),
-        sandbox: workspaceContext(f, 'restricted-token', [entry(denied, 'deny')]),
-      });
+      // No full-disk read here: with `root:read` the policy layer itself refuses a narrowing deny.
+      const readRestricted = {
+        permissions: {
+          type: 'managed',
+          file_system: { type: 'restricted', entries: [entry(f.ws, 'write'), entry(denied, 'deny')] },
+        },
+        cwd: uri(f.ws),
+        windowsSandboxLevel: 'restricted-token',
+      };
+      const outcome = await call('fs/readFile', { path: uri(denied), sandbox: readRestricted });
       expect(outcome.error?.data.errorKind).toBe('sandbox_unavailable');
       expect(outcome.error?.message).toContain('cannot enforce read restrictions');
       expect(outcome.run.stdout + outcome.run.stderr).not.toContain(DENIED_TEXT.trim());
