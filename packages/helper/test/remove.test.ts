@@ -8,6 +8,7 @@ import {
   isLinux,
   makeDeepTree,
   ok,
+  RESTRICTED_SANDBOX,
   symlinkAt,
   tempDir,
   uri,
@@ -59,6 +60,21 @@ describe('fs/remove', () => {
     const error = await fails('fs/remove', { path: uri(join(dir, 'ghost')), force: false });
     expectKind(error, 'not_found', -32004);
     expect(error.message).toBe(`No such file or directory: ${join(dir, 'ghost')}`);
+  });
+
+  it('inside the sandbox, refuses to call a path behind a dangling symlink removed (its target may be hidden)', async () => {
+    const dir = tempDir();
+    symlinkAt(join(dir, 'not-mounted-here'), join(dir, 'link'));
+    const error = await fails(
+      'fs/remove',
+      { path: uri(join(dir, 'link', 'file')), sandbox: RESTRICTED_SANDBOX },
+      { sandboxed: true },
+    );
+    expectKind(error, 'symlink_escape', -32600);
+    expect(error.message).toContain(join(dir, 'link'));
+    // Without a sandbox the host view is the whole truth: missing is missing.
+    await ok('fs/remove', { path: uri(join(dir, 'link', 'file')) });
+    expect(lstatSync(join(dir, 'link')).isSymbolicLink()).toBe(true);
   });
 
   describe('never follows symlinks', () => {

@@ -1,8 +1,8 @@
-import { FsError, fsPathArg, type HostOs, normalizeNativePath } from '@fs-sandbox/policy/core';
+import { FsError, fsPathArg, type HostOs, normalizeNativePath, parentPath } from '@fs-sandbox/policy/core';
 import { childPath } from '../child-path.js';
 import { DeepPaths } from '../deep-paths.js';
 import { displayPath } from '../display-path.js';
-import { lstat, rmdir, unlink } from '../fs-async.js';
+import { lstat, rmdir, stat, unlink } from '../fs-async.js';
 import { listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
@@ -12,6 +12,8 @@ export interface RemoveOptions {
   os: HostOs;
   recursive: boolean;
   force: boolean;
+  /** Runs inside the platform sandbox, whose view of the filesystem is narrower than the host's. */
+  sandboxed: boolean;
 }
 
 // Names handled per listing pass: a directory with millions of entries is emptied in bounded memory.
@@ -30,7 +32,10 @@ export async function removeAt(path: string, options: RemoveOptions): Promise<vo
     if (hasErrno(error, 'ENOENT') && options.force) return null;
     throw fromOsError(error, name);
   });
-  if (stats === null) return;
+  if (stats === null) {
+    if (options.sandboxed) await refuseMissingBehindEscapingLink(name, options.os);
+    return;
+  }
   if (!stats.isDirectory()) return await removeNonDirectory(name, options.os);
   if (options.recursive) return await removeTree(name, options.os);
   await rmdir(fsPathArg(name)).catch((error: unknown) => {
@@ -42,6 +47,29 @@ export async function removeAt(path: string, options: RemoveOptions): Promise<vo
     }
     throw fromOsError(error, name);
   });
+}
+
+/**
+ * `force` turns "missing" into success, but inside the sandbox "missing" can mean "behind a symlink
+ * whose target the sandbox does not show": the host file would still be there while we reported it
+ * gone. A missing path with a dangling symlink among its ancestors is therefore refused, not
+ * reported removed.
+ */
+async function refuseMissingBehindEscapingLink(path: string, os: HostOs): Promise<void> {
+  for (let ancestor = parentPath(os, path); ancestor !== null; ancestor = parentPath(os, ancestor)) {
+    const stats = await lstat(fsPathArg(ancestor)).catch(() => null);
+    if (stats === null || !stats.isSymbolicLink()) continue;
+    const targetVisible = await stat(fsPathArg(ancestor)).then(
+      () => true,
+      () => false,
+    );
+    if (!targetVisible) {
+      throw new FsError(
+        'symlink_escape',
+        `cannot remove ${displayPath(path)}: it lies behind the symlink ${displayPath(ancestor)}, whose target is outside the sandbox`,
+      );
+    }
+  }
 }
 
 async function removeNonDirectory(path: string, os: HostOs, access: string = path): Promise<void> {
@@ -144,7 +172,7 @@ export const removeOperation: Operation = {
     const path = pathParam(params, 'path', context.os);
     const recursive = optionalBoolean(params, 'recursive', true);
     const force = optionalBoolean(params, 'force', true);
-    await removeAt(path, { os: context.os, recursive, force });
+    await removeAt(path, { os: context.os, recursive, force, sandboxed: context.sandboxed });
     return { response: {} };
   },
 };
