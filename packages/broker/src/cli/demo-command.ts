@@ -66,7 +66,8 @@ async function runStep(
   }
   const ms = Math.round(performance.now() - started);
   const verified = await step.verify(demo, output);
-  const outcome = allowed ? 'allowed' : `denied (${output instanceof FsError ? output.kind : 'error'})`;
+  const denial = `denied (${output instanceof FsError ? output.kind : 'error'})`;
+  const outcome = step.expect === 'hidden' ? (verified ? 'hidden' : 'LEAKED') : allowed ? 'allowed' : denial;
   const outcomeAsExpected = step.expect === 'hidden' || (allowed ? 'allowed' : 'denied') === step.expect;
   return { outcome, asExpected: verified && outcomeAsExpected, ms };
 }

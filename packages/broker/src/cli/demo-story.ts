@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FsError, type HostOs, nativeToPathUri, readOnlyProfile } from '@fs-sandbox/policy';
+import { FsError, type HostOs, nativeToPathUri } from '@fs-sandbox/policy';
 import type { FsBroker } from '../broker.js';
 
 /**
@@ -42,6 +42,7 @@ export async function createDemoWorkspace(): Promise<DemoWorkspace> {
   await writeFile(join(workspace, 'README.md'), 'hello from the workspace\n');
   await writeFile(join(outside, 'secret.txt'), `${secretFileText}\n`);
   await symlink('../outside/secret.txt', join(workspace, 'escape'));
+  await writeFile(join(workspace, '.env'), `OPENAI_API_KEY=${secretFileText}\n`);
   return { base, workspace, outside, secretFileText, envSecret: `key-${randomBytes(8).toString('hex')}` };
 }
 
@@ -65,6 +66,19 @@ export function demoSteps(os: HostOs): DemoStep[] {
     cwd: uri(demo.workspace),
     workspaceRoots: [uri(demo.workspace)],
     windowsSandboxLevel: os === 'windows' ? 'restricted-token' : 'disabled',
+  });
+  const withDeny = (context: ReturnType<typeof workspaceWrite>, path: string) => ({
+    ...context,
+    permissions: {
+      ...context.permissions,
+      file_system: {
+        type: 'restricted',
+        entries: [
+          ...context.permissions.file_system.entries,
+          { path: { type: 'path', path }, access: 'deny' },
+        ],
+      },
+    },
   });
   const text = (value: string) => Buffer.from(value).toString('base64');
   const absent = async (path: string) => !(await exists(path));
@@ -133,16 +147,23 @@ export function demoSteps(os: HostOs): DemoStep[] {
       verify: async (demo) => absent(join(demo.workspace, '.git', 'hooks', 'pre-commit')),
     },
     {
-      title: `read the broker's ${DEMO_SECRET_VARIABLE} via /proc/self/environ`,
-      expect: 'hidden',
-      // Full-disk read, so the policy itself would allow reading procfs: whatever comes back (a
-      // refusal or the helper's environment) must not hold the broker's secret.
-      run: (broker) =>
+      title: 'read the workspace .env (denied by a deny entry)',
+      expect: 'denied',
+      run: (broker, demo) =>
         broker.call('fs/readFile', {
-          path: uri('/proc/self/environ'),
-          sandbox: { permissions: readOnlyProfile(), windowsSandboxLevel: 'disabled' },
+          path: uri(join(demo.workspace, '.env')),
+          sandbox: withDeny(workspaceWrite(demo), uri(join(demo.workspace, '.env'))),
         }),
-      verify: async (demo, output) => !bytesOf(output).includes(demo.envSecret),
+      verify: async (demo, output) => !bytesOf(output).includes(demo.secretFileText),
+    },
+    {
+      title: `hand the broker's ${DEMO_SECRET_VARIABLE} to the helper`,
+      expect: 'hidden',
+      // The sandbox command is built from the broker's environment (which holds the secret); the
+      // helper's environment is what that command sets. Neither may carry the secret.
+      run: async (broker, demo) => (await broker.prepareSandbox(workspaceWrite(demo))).launch,
+      verify: async (demo, output) =>
+        !(output instanceof FsError) && !JSON.stringify(output).includes(demo.envSecret),
     },
   ];
 }
