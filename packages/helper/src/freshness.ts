@@ -1,3 +1,4 @@
+import { readFileSync, realpathSync } from 'node:fs';
 import { FsError, fsPathArg } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
 import { lstat } from './fs-async.js';
@@ -52,4 +53,68 @@ export async function checkFreshness(entries: FreshnessEntry[]): Promise<void> {
       throw stale(entry.path);
     }
   }
+}
+
+/** Where a Linux process sees the mounts of its own mount namespace. */
+const OWN_MOUNTINFO = '/proc/self/mountinfo';
+
+/** The helper program's arguments: `--expect-mounts <path>...` (what the sandbox launcher mounted). */
+export const EXPECT_MOUNTS_FLAG = '--expect-mounts';
+
+/**
+ * A bind mount or mask sits on a directory entry of the host. When the host removes that entry
+ * (replaces a denied directory, a `.git`, a writable root under a read-only `/`), the kernel
+ * detaches the mount in every other namespace: a warm helper would then see the new host entry
+ * unmasked, and its device/inode may even equal the old one (inode numbers are reused). So before
+ * acting, every path the launcher mounted must still be a mount point in this helper's own mount
+ * namespace; a missing one makes the helper refuse as stale. Nothing is touched before this passes.
+ */
+export function checkMountPoints(expected: readonly string[], mountinfo: string = OWN_MOUNTINFO): void {
+  if (expected.length === 0) return;
+  let text: string;
+  try {
+    text = readFileSync(mountinfo, 'utf8');
+  } catch {
+    // Without the mount table the view cannot be proven current: refuse (fail closed).
+    throw stale(expected[0] as string);
+  }
+  const mounted = new Set<string>();
+  for (const line of text.split('\n')) {
+    // Fields: id, parent id, major:minor, root, mount point, ... (proc(5)).
+    const field = line.split(' ')[4];
+    if (field !== undefined) mounted.add(unescapeMountField(field));
+  }
+  for (const path of expected) {
+    const real = realPathOrNull(path);
+    if (real === null || !mounted.has(real)) throw stale(path);
+  }
+}
+
+/**
+ * Where the kernel put the mount: the launcher resolves a mount point through any symlink on the
+ * way (a `/lib -> usr/lib` it recreated, a host symlink under a read-only `/`), and the mount table
+ * lists the resolved path.
+ */
+function realPathOrNull(path: string): string | null {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return null;
+  }
+}
+
+/** The kernel writes space, tab, newline and backslash in mountinfo paths as octal escapes. */
+function unescapeMountField(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_escape, octal: string) =>
+    String.fromCharCode(Number.parseInt(octal, 8)),
+  );
+}
+
+/** The mount points named on the command line (none when the helper runs outside a bind sandbox). */
+export function expectedMountsFromArgv(args: readonly string[]): string[] {
+  if (args.length === 0) return [];
+  if (args[0] !== EXPECT_MOUNTS_FLAG || args.slice(1).some((path) => !path.startsWith('/'))) {
+    throw new Error(`usage: helper [${EXPECT_MOUNTS_FLAG} /absolute/path...]`);
+  }
+  return args.slice(1);
 }

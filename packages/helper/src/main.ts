@@ -1,5 +1,8 @@
-import { LIMITS } from '@fs-sandbox/policy/core';
+import { LIMITS, toWireError } from '@fs-sandbox/policy/core';
 import { encodeReply } from './framing.js';
+import { checkMountPoints, expectedMountsFromArgv } from './freshness.js';
+import { useSynchronousCalls } from './fs-async.js';
+import type { HelperReply } from './protocol.js';
 import { runRequest } from './run-request.js';
 import { readRequest, writeAll } from './stdio.js';
 
@@ -18,15 +21,29 @@ function fail(error: unknown): void {
   process.exitCode = 1;
 }
 
-async function main(): Promise<void> {
-  let request: Record<string, unknown>;
+/** The request's reply, unless a mount the launcher made has gone since (a stale warm helper). */
+async function answer(request: Record<string, unknown>, expectedMounts: string[]): Promise<HelperReply> {
   try {
+    // Checked after the request arrived, not at start-up: a warm helper may have waited a while.
+    checkMountPoints(expectedMounts);
+  } catch (error) {
+    return { status: 'error', payload: toWireError(error) };
+  }
+  return runRequest(request);
+}
+
+async function main(): Promise<void> {
+  useSynchronousCalls();
+  let request: Record<string, unknown>;
+  let expectedMounts: string[];
+  try {
+    expectedMounts = expectedMountsFromArgv(process.argv.slice(2));
     request = readRequest(STDIN, LIMITS.helperMaxRequestBytes);
   } catch (error) {
     fail(error);
     return;
   }
-  const reply = await runRequest(request);
+  const reply = await answer(request, expectedMounts);
   try {
     writeAll(STDOUT, encodeReply(reply));
   } catch (error) {
