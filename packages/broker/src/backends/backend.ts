@@ -21,6 +21,12 @@ export interface LaunchSpec {
   env: Record<string, string>;
   /** Extra description for `fs-sandbox explain` (e.g. the Seatbelt profile text, the Windows token plan). */
   details?: Record<string, unknown>;
+  /**
+   * Host paths the launch binds into the sandbox as they were when it was prepared. A helper started
+   * earlier (warm pool) must be shown their device/inode at request time and refuse if its own view
+   * differs. Absent when the backend binds nothing (its sandbox re-resolves paths on every access).
+   */
+  freshnessRoots?: string[];
 }
 
 export type BackendName = 'bwrap' | 'seatbelt' | 'restricted-token';

@@ -48,6 +48,11 @@ export class ReplyReader {
     this.binaryFilled += chunk.byteLength;
   }
 
+  /** True once the JSON line and every announced byte have arrived. */
+  get complete(): boolean {
+    return this.header !== null && this.binaryFilled === this.header.binaryLength;
+  }
+
   /** The complete reply, once stdout has ended. */
   finish(): HelperReply {
     if (this.header === null) {

@@ -10,6 +10,9 @@ import type { BackendName, LaunchSpec, SandboxBackend } from '../backends/backen
 import type { ResolvedHelperRuntime } from './helper-runtime.js';
 import type { HelperLauncher, RunHelperOptions } from './spawn-helper.js';
 
+/** Distinct contexts whose plans are kept (an agent uses a handful). */
+const PLAN_CACHE_ENTRIES = 64;
+
 /** A context that needs the platform sandbox (routing sends only these here). */
 export type SandboxedContext = Extract<ResolvedContext, { sandboxed: true }>;
 
@@ -31,19 +34,42 @@ export interface SandboxRun {
  * the helper needs to start, turned into a plan, then into the backend's command.
  */
 export class SandboxRunner {
+  /**
+   * Plans by context: building one resolves every entry's access again (about 0.7 ms), and an agent
+   * sends the same context with every call. The plan is a pure function of the context and the
+   * runtime, so reusing it is exact; the host facts the backend reads are still taken per request.
+   */
+  private readonly plans = new Map<string, SandboxPlan>();
+
   constructor(private readonly deps: SandboxRunnerDeps) {}
 
   /** The plan and launch for a context, without running anything (`fs-sandbox explain`, doctor). */
   async prepare(context: SandboxedContext): Promise<{ plan: SandboxPlan; launch: LaunchSpec }> {
     const backend = this.deps.backendFor(context);
     const runtime = await this.deps.runtime();
+    const plan = this.planFor(context, runtime);
+    return { plan, launch: await backend.prepare(plan, runtime) };
+  }
+
+  private planFor(context: SandboxedContext, runtime: ResolvedHelperRuntime): SandboxPlan {
+    const key = JSON.stringify([
+      context,
+      runtime.nodePath,
+      runtime.helperBundle,
+      runtime.minimalRootsPresent,
+    ]);
+    const known = this.plans.get(key);
+    if (known !== undefined) return known;
     const profile = widenForHelperRuntime(context.profile, {
       os: this.deps.os,
       helperFiles: [runtime.nodePath, runtime.helperBundle],
       minimalRootsPresent: runtime.minimalRootsPresent,
     });
     const plan = buildSandboxPlan({ ...context, profile }, this.deps.os);
-    return { plan, launch: await backend.prepare(plan, runtime) };
+    // Bounded: the oldest plan goes first (Map iteration follows insertion order).
+    if (this.plans.size >= PLAN_CACHE_ENTRIES) this.plans.delete(this.plans.keys().next().value as string);
+    this.plans.set(key, plan);
+    return plan;
   }
 
   async run(

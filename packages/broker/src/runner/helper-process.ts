@@ -1,0 +1,223 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
+import { FsError, LIMITS } from '@fs-sandbox/policy/core';
+import type { LaunchSpec } from '../backends/backend.js';
+import { launchFailure } from './launch-failure.js';
+import { ReplyReader } from './reply-reader.js';
+
+export interface RunHelperOptions {
+  /** Aborting kills the helper's process tree; the call rejects with `internal_error`. */
+  signal?: AbortSignal;
+  /** Run time before the whole process tree is killed (`timeout`); defaults to LIMITS.helperTimeoutMs. */
+  timeoutMs?: number;
+  /** Largest accepted stdout; defaults to LIMITS.helperMaxReplyBytes. */
+  maxReplyBytes?: number;
+}
+
+/**
+ * One helper process, started now and given its one request now (a cold run) or later (a warm
+ * one, spawned ahead and blocked reading stdin). This is the only place the broker spawns helpers.
+ *
+ * Detached: the helper (and anything it starts) gets its own process group, so a timeout, a cancel
+ * or the pool's clean-up kills the whole tree with one signal. Under bwrap, --die-with-parent and
+ * the pid namespace also take the sandboxed processes down with the launcher, and the launcher
+ * down with the broker if the broker is SIGKILLed.
+ */
+export class HelperProcess {
+  private readonly child: ChildProcess;
+  private readonly stderr = new StderrExcerpt(LIMITS.helperMaxStderrBytes);
+  private reader: ReplyReader | null = null;
+  private spawnError: Error | null = null;
+  /** Set when the broker decides the run failed; the call rejects with this once the process is gone. */
+  private failure: FsError | null = null;
+  private exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  private readonly exitListeners: Array<() => void> = [];
+  private started = false;
+  private onReplyComplete: (() => void) | null = null;
+
+  private constructor(private readonly launch: LaunchSpec) {
+    this.child = spawn(launch.file, launch.args, {
+      env: launch.env,
+      cwd: '/',
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+    this.child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));
+    this.child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
+    // EPIPE when the helper exits before reading all of stdin: its exit status says what happened.
+    this.child.stdin?.on('error', () => {});
+    this.child.on('error', (error) => {
+      // Only a failed spawn has no pid; other errors (a failed kill) are followed by 'close'.
+      if (this.child.pid === undefined) {
+        this.spawnError = error;
+        this.markExited(null, null);
+      }
+    });
+    this.child.on('close', (code, signal) => this.markExited(code, signal));
+  }
+
+  static start(launch: LaunchSpec): HelperProcess {
+    return new HelperProcess(launch);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** False once the process is gone (or never started): it can no longer take a request. */
+  get alive(): boolean {
+    return this.exit === null && this.failure === null;
+  }
+
+  /** Called once when the process is gone, whether it ran a request or died waiting. */
+  onExit(listener: () => void): void {
+    if (this.exit !== null) listener();
+    else this.exitListeners.push(listener);
+  }
+
+  /**
+   * While a warm helper waits, nothing of it may keep the broker's event loop alive: a library user
+   * who never calls close() must still see the process end (the exit hook then kills the helper).
+   */
+  setReferenced(referenced: boolean): void {
+    const handles = [this.child, this.child.stdin, this.child.stdout, this.child.stderr];
+    for (const handle of handles) {
+      const refable = handle as { ref?: () => void; unref?: () => void } | null;
+      if (referenced) refable?.ref?.();
+      else refable?.unref?.();
+    }
+  }
+
+  /** Kills the whole process tree (idempotent); a run in progress rejects with `error`. */
+  kill(error: FsError = new FsError('internal_error', 'the helper was stopped')): void {
+    if (this.failure === null) this.failure = error;
+    if (this.exit !== null || this.child.pid === undefined) return;
+    // Whoever kills it may wait for its exit (the pool's close does): keep the loop alive until then.
+    this.setReferenced(true);
+    try {
+      // The negative pid names the process group created by `detached`.
+      process.kill(-this.child.pid, 'SIGKILL');
+    } catch {
+      this.child.kill('SIGKILL');
+    }
+  }
+
+  /**
+   * Hands the helper its one request. By default the reply counts once the process has exited with
+   * status 0. With `settle: 'reply'` (warm helpers) it counts as soon as it is complete: the helper
+   * exits 0 whenever it wrote a whole reply, and waiting for node and bwrap to tear down would
+   * double a warm call's latency. The process stays tracked and is killed at the timeout.
+   */
+  run(
+    request: HelperRequest,
+    options: RunHelperOptions,
+    settle: 'exit' | 'reply' = 'exit',
+  ): Promise<HelperReply> {
+    if (this.started) return Promise.reject(new FsError('internal_error', 'a helper runs one request only'));
+    this.started = true;
+    this.setReferenced(true);
+    if (options.signal?.aborted) {
+      this.kill(cancelled());
+      return Promise.reject(cancelled());
+    }
+    const reader = new ReplyReader(options.maxReplyBytes ?? LIMITS.helperMaxReplyBytes);
+    this.reader = reader;
+    const timeoutMs = options.timeoutMs ?? LIMITS.helperTimeoutMs;
+    return new Promise<HelperReply>((resolve, reject) => {
+      let settled = false;
+      const finish = (outcome: () => HelperReply) => {
+        if (settled) return;
+        settled = true;
+        options.signal?.removeEventListener('abort', onAbort);
+        try {
+          resolve(outcome());
+        } catch (error) {
+          reject(error);
+        }
+      };
+      const timer = setTimeout(
+        () =>
+          this.kill(
+            new FsError(
+              'timeout',
+              `helper did not finish within ${timeoutMs} ms; its process tree was killed`,
+            ),
+          ),
+        timeoutMs,
+      );
+      const onAbort = () => this.kill(cancelled());
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      if (settle === 'reply') this.onReplyComplete = () => finish(() => reader.finish());
+      this.onExit(() => {
+        clearTimeout(timer);
+        finish(() => this.outcome());
+      });
+      if (this.exit === null && this.child.stdin) {
+        // One JSON line; a write's bytes follow it raw (binary framing), never base64 again.
+        for (const part of encodeRequest(request)) this.child.stdin.write(part);
+        this.child.stdin.end();
+      }
+    });
+  }
+
+  private outcome(): HelperReply {
+    if (this.spawnError !== null) {
+      throw new FsError(
+        'sandbox_unavailable',
+        `cannot start ${this.launch.file}: ${this.spawnError.message}`,
+      );
+    }
+    if (this.failure !== null) throw this.failure;
+    const exit = this.exit as { code: number | null; signal: NodeJS.Signals | null };
+    if (exit.code !== 0) throw launchFailure(this.launch, exit.code, exit.signal, this.stderr.text());
+    return (this.reader as ReplyReader).finish();
+  }
+
+  private onStdout(chunk: Buffer): void {
+    if (this.failure !== null) return;
+    if (this.reader === null) {
+      // A helper speaks only after its request; output before it means it is not our helper.
+      this.kill(new FsError('internal_error', 'helper wrote to stdout before it was given a request'));
+      return;
+    }
+    try {
+      this.reader.push(chunk);
+    } catch (error) {
+      this.kill(error as FsError);
+      return;
+    }
+    if (this.reader.complete) this.onReplyComplete?.();
+  }
+
+  private markExited(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.exit !== null) return;
+    this.exit = { code, signal };
+    for (const listener of this.exitListeners.splice(0)) listener();
+  }
+}
+
+/** The error of a run the caller cancelled (also before anything was spawned). */
+export function cancelled(): FsError {
+  return new FsError('internal_error', 'operation cancelled; the helper process tree was killed');
+}
+
+/** The first bytes of stderr (where the cause is), for error messages; the rest is drained and dropped. */
+class StderrExcerpt {
+  private readonly chunks: Uint8Array[] = [];
+  private size = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  push(chunk: Buffer): void {
+    const room = this.maxBytes - this.size;
+    if (room <= 0) return;
+    const kept = chunk.subarray(0, room);
+    this.chunks.push(new Uint8Array(kept.buffer, kept.byteOffset, kept.byteLength));
+    this.size += kept.byteLength;
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks, this.size).toString('utf8');
+  }
+}
