@@ -13,6 +13,10 @@ import {
 import type { LaunchSpec, SandboxBackend } from './backends/backend.js';
 import { selectBackend } from './backends/select-backend.js';
 import type { Broker, CallInfo, CallOptions } from './broker-api.js';
+import type { PoolOptions } from './pool/pool-options.js';
+import { resolvePoolOptions } from './pool/pool-options.js';
+import type { PoolStats } from './pool/pool-stats.js';
+import { WarmPool } from './pool/warm-pool.js';
 import { precheckRequest } from './precheck.js';
 import { routeFor, runRouted } from './routing.js';
 import { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
@@ -31,7 +35,13 @@ export interface BrokerOptions {
   precheck?: boolean;
   /** Default helper run time per call (LIMITS.helperTimeoutMs when unset). */
   timeoutMs?: number;
-  /** Seam for a warm pool: how a prepared launch and one request become a reply. */
+  /**
+   * Warm helper pool (on by default): helpers spawned ahead per sandbox shape, bounded and expiring.
+   * `false` for one-shot use, where a spare would be spawned only to be killed. Ignored when a
+   * `launcher` is given.
+   */
+  pool?: Partial<PoolOptions> | false;
+  /** How a prepared launch and one request become a reply (tests; default: the pool, or a cold spawn). */
   launcher?: HelperLauncher;
   /** Overrides the platform backend choice (tests, the doctor). */
   backendFor?: (context: SandboxedContext) => SandboxBackend;
@@ -54,6 +64,8 @@ export interface FsBroker extends Broker {
   ): Promise<{ result: unknown; info: CallInfo }>;
   /** The plan and the exact platform launch a sandbox context produces, without running it. */
   prepareSandbox(sandbox: unknown): Promise<{ plan: SandboxPlan; launch: LaunchSpec }>;
+  /** The warm pool's counters and live helpers, or null when this broker has no pool. */
+  poolStats(): PoolStats | null;
 }
 
 export function createBroker(options: BrokerOptions = {}): FsBroker {
@@ -61,6 +73,8 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
   const env = options.env ?? process.env;
   const precheck = options.precheck ?? true;
   let runtime: Promise<ResolvedHelperRuntime> | null = null;
+  const poolOptions = options.launcher === undefined ? resolvePoolOptions(options.pool) : null;
+  const pool = poolOptions === null ? null : new WarmPool(poolOptions);
   const runner = new SandboxRunner({
     os,
     backendFor:
@@ -74,7 +88,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       });
       return runtime;
     },
-    launcher: options.launcher ?? runHelper,
+    launcher: options.launcher ?? pool?.launch ?? runHelper,
   });
   let closed = false;
 
@@ -123,8 +137,13 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
         throw asFsError(error);
       }
     },
+    poolStats() {
+      return pool?.stats() ?? null;
+    },
     async close() {
       closed = true;
+      // No helper outlives the broker: spares and helpers still running are killed.
+      await pool?.close();
     },
   };
 }

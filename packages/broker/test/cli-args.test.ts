@@ -61,6 +61,7 @@ async function runCli(
         },
       };
     },
+    poolStats: () => null,
     async close() {},
   };
   const deps: CliDeps = {

@@ -27,5 +27,7 @@ export function addBrokerOptions(command: Command): Command {
 }
 
 export function brokerOptionsFrom(flags: BrokerFlags, io: CliIo): BrokerOptions {
-  return { env: io.env, precheck: flags.precheck, timeoutMs: flags.timeout };
+  // No warm pool: these commands run an operation or two and exit, so a spare would be spawned
+  // only to be killed at exit. `serve` turns it on with its --pool-* flags.
+  return { env: io.env, precheck: flags.precheck, timeoutMs: flags.timeout, pool: false };
 }

@@ -6,8 +6,9 @@ import { createServer, type FsRpcServer, SERVER_DEFAULTS } from '../server/serve
 import { loadToken } from '../server/token-auth.js';
 import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
+import { addPoolOptions, type PoolFlags, poolOptionsFrom } from './pool-flags.js';
 
-interface ServeFlags extends BrokerFlags {
+interface ServeFlags extends BrokerFlags, PoolFlags {
   listen: string;
   tokenFile?: string;
   allowRemote?: boolean;
@@ -33,7 +34,7 @@ function printStats(server: FsRpcServer, deps: CliDeps): void {
 }
 
 export function registerServeCommand(program: Command, deps: CliDeps): Command {
-  return addBrokerOptions(program.command('serve'))
+  return addPoolOptions(addBrokerOptions(program.command('serve')))
     .description(
       'serve the filesystem methods as JSON-RPC (Codex exec-server wire format) over stdio or WebSocket',
     )
@@ -105,7 +106,8 @@ async function serve(flags: ServeFlags, deps: CliDeps): Promise<void> {
   const audit: AuditSink | null = flags.auditLog
     ? await FileAuditLog.open(flags.auditLog, { rawPaths: flags.auditRawPaths === true })
     : null;
-  const broker = deps.createBroker(brokerOptionsFrom(flags, deps.io));
+  // A long-lived server is what the warm pool is for: requests find helpers spawned ahead.
+  const broker = deps.createBroker({ ...brokerOptionsFrom(flags, deps.io), pool: poolOptionsFrom(flags) });
   const server = createServer({
     broker,
     concurrency: flags.concurrency,
@@ -113,6 +115,7 @@ async function serve(flags: ServeFlags, deps: CliDeps): Promise<void> {
     maxConnections: flags.maxConnections,
     audit,
   });
+  server.addStatsSource('pool', () => broker.poolStats());
 
   let stopped: () => void = () => undefined;
   const stop = new Promise<void>((resolve) => {

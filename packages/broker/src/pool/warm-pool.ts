@@ -1,0 +1,217 @@
+import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
+import type { LaunchSpec } from '../backends/backend.js';
+import { cancelled, HelperProcess, type RunHelperOptions } from '../runner/helper-process.js';
+import type { HelperLauncher } from '../runner/spawn-helper.js';
+import { killOnExit, type ProcessOwner } from './exit-cleanup.js';
+import { probeFreshness } from './freshness-probe.js';
+import { launchKey } from './launch-key.js';
+import type { PoolOptions } from './pool-options.js';
+import { emptyCounters, type PoolStats } from './pool-stats.js';
+import { spareLaunch } from './spare-launch.js';
+
+interface Spare {
+  helper: HelperProcess;
+  expiry: NodeJS.Timeout;
+}
+
+/** The spares of one launch, and when a request last used that launch (for eviction). */
+interface Shape {
+  spares: Spare[];
+  lastUsed: number;
+}
+
+/**
+ * The warm helper pool (DESIGN §11). Helpers are spawned ahead under the exact launch a request
+ * needs and block reading stdin; a request takes one (still one request per process) and a
+ * replacement is spawned once the reply is back, so the spawn's fork never delays that reply.
+ *
+ * A warm helper's bind mounts were made when it started. Before acting it must prove its view is
+ * still the host's: the request carries the device/inode of every bound root as the broker sees
+ * them now, and the helper also checks that every mount it was started with is still mounted. A
+ * stale helper refuses (`data.stale`); the request is then retried once with a new helper, and the
+ * other spares of that shape, spawned about as long ago, are dropped.
+ *
+ * Every helper this pool starts (warm or cold) is tracked, and killed on close() and when the
+ * broker's process exits.
+ */
+export class WarmPool implements ProcessOwner {
+  private readonly shapes = new Map<string, Shape>();
+  private readonly live = new Set<HelperProcess>();
+  private readonly counters = emptyCounters();
+  private warmCount = 0;
+  private closed = false;
+  private readonly forgetExitHook: () => void;
+
+  constructor(private readonly options: PoolOptions) {
+    this.forgetExitHook = killOnExit(this);
+  }
+
+  /** The pool as the runner's launcher seam. */
+  readonly launch: HelperLauncher = async (launch, request, options) => {
+    if (options.signal?.aborted) throw cancelled();
+    const key = launchKey(launch);
+    const spare = this.take(key);
+    const reply =
+      spare === null
+        ? await this.runCold(launch, request, options, true)
+        : await this.runWarm(spare, key, launch, request, options);
+    // Only after a real reply: a launch that cannot even start would make every spare die too.
+    setImmediate(() => this.refill(key, launch));
+    return reply;
+  };
+
+  stats(): PoolStats {
+    return {
+      options: { ...this.options },
+      ...this.counters,
+      live: this.live.size,
+      warm: this.warmCount,
+      keys: this.shapes.size,
+    };
+  }
+
+  /** Kills every helper (waiting or running), spawns no more, and resolves once they are gone. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.killAll();
+    this.forgetExitHook();
+    await Promise.all([...this.live].map((helper) => new Promise<void>((resolve) => helper.onExit(resolve))));
+  }
+
+  killAll(): void {
+    for (const key of [...this.shapes.keys()]) this.dropSpares(key);
+    for (const helper of this.live) helper.kill();
+  }
+
+  private async runWarm(
+    helper: HelperProcess,
+    key: string,
+    launch: LaunchSpec,
+    request: HelperRequest,
+    options: RunHelperOptions,
+  ): Promise<HelperReply> {
+    const freshness = probeFreshness(launch.freshnessRoots ?? []);
+    if (freshness === null) {
+      // A bound root the broker cannot even look at: its identity cannot be compared.
+      helper.kill();
+      return this.runCold(launch, request, options, true);
+    }
+    const reply = await helper.run(
+      { ...request, freshness: [...(request.freshness ?? []), ...freshness] },
+      options,
+      'reply',
+    );
+    if (!isStale(reply)) {
+      this.counters.hits += 1;
+      return reply;
+    }
+    this.counters.staleRetries += 1;
+    this.dropSpares(key);
+    // Retried once, cold: its mounts are made now. Should even that one be stale (the host keeps
+    // changing the tree), its refusal is the answer.
+    return this.runCold(launch, request, options, false);
+  }
+
+  private runCold(
+    launch: LaunchSpec,
+    request: HelperRequest,
+    options: RunHelperOptions,
+    countMiss: boolean,
+  ): Promise<HelperReply> {
+    if (countMiss) this.counters.misses += 1;
+    return this.spawn(launch).run(request, options);
+  }
+
+  private spawn(launch: LaunchSpec): HelperProcess {
+    const helper = HelperProcess.start(launch);
+    this.counters.spawned += 1;
+    this.live.add(helper);
+    helper.onExit(() => this.live.delete(helper));
+    return helper;
+  }
+
+  /** The oldest live spare of this shape (the likeliest to have finished starting), if any. */
+  private take(key: string): HelperProcess | null {
+    for (;;) {
+      const spare = this.shapes.get(key)?.spares[0];
+      if (spare === undefined) return null;
+      this.removeSpare(key, spare);
+      if (spare.helper.alive) return spare.helper;
+    }
+  }
+
+  /** Tops this shape up to `perKey` spares, making room in a full pool from the least recently used shape. */
+  private refill(key: string, launch: LaunchSpec): void {
+    const shape = this.shapes.get(key) ?? { spares: [], lastUsed: 0 };
+    shape.lastUsed = performance.now();
+    this.shapes.set(key, shape);
+    while (!this.closed && shape.spares.length < this.options.perKey) {
+      if (this.warmCount >= this.options.size && !this.evictOtherThan(key)) break;
+      this.addSpare(shape, key, launch);
+    }
+    if (shape.spares.length === 0) this.shapes.delete(key);
+  }
+
+  private addSpare(shape: Shape, key: string, launch: LaunchSpec): void {
+    const helper = this.spawn(spareLaunch(launch));
+    helper.setReferenced(false);
+    const spare: Spare = {
+      helper,
+      expiry: setTimeout(() => {
+        if (this.removeSpare(key, spare)) {
+          this.counters.expired += 1;
+          helper.kill();
+        }
+      }, this.options.idleMs).unref(),
+    };
+    shape.spares.push(spare);
+    this.warmCount += 1;
+    helper.onExit(() => {
+      // Still listed: it exited while waiting (crashed, or killed from outside).
+      if (this.removeSpare(key, spare)) this.counters.died += 1;
+    });
+  }
+
+  private removeSpare(key: string, spare: Spare): boolean {
+    const shape = this.shapes.get(key);
+    const index = shape?.spares.indexOf(spare) ?? -1;
+    if (shape === undefined || index === -1) return false;
+    shape.spares.splice(index, 1);
+    if (shape.spares.length === 0) this.shapes.delete(key);
+    clearTimeout(spare.expiry);
+    this.warmCount -= 1;
+    return true;
+  }
+
+  private dropSpares(key: string): void {
+    for (const spare of [...(this.shapes.get(key)?.spares ?? [])]) {
+      this.removeSpare(key, spare);
+      spare.helper.kill();
+    }
+  }
+
+  /** Kills the oldest spare of the least recently used other shape; false when there is none. */
+  private evictOtherThan(key: string): boolean {
+    let victim: [string, Shape] | null = null;
+    for (const entry of this.shapes) {
+      if (
+        entry[0] !== key &&
+        entry[1].spares.length > 0 &&
+        (victim === null || entry[1].lastUsed < victim[1].lastUsed)
+      ) {
+        victim = entry;
+      }
+    }
+    const spare = victim?.[1].spares[0];
+    if (victim === null || spare === undefined) return false;
+    this.removeSpare(victim[0], spare);
+    spare.helper.kill();
+    this.counters.evicted += 1;
+    return true;
+  }
+}
+
+/** The helper's refusal to act on a view that no longer matches the host (see the helper's freshness.ts). */
+function isStale(reply: HelperReply): boolean {
+  return reply.status === 'error' && reply.payload.data.stale === true;
+}

@@ -1,0 +1,284 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { lstat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
+import { FsError } from '@fs-sandbox/policy';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { LaunchSpec } from '../src/backends/backend.js';
+import { resolvePoolOptions } from '../src/pool/pool-options.js';
+import { spareLaunch } from '../src/pool/spare-launch.js';
+import { WarmPool } from '../src/pool/warm-pool.js';
+
+/**
+ * The pool against a fake helper: a node script that records its pid when it starts, waits for its
+ * whole request like the real helper, and answers with facts about itself. A helper that waited
+ * longer than STALE_AFTER_MS before its request answers "stale", as a warm helper whose view went
+ * out of date would.
+ */
+
+let dir: string;
+let script: string;
+const pools: WarmPool[] = [];
+
+const FAKE_HELPER = `
+const fs = require('fs');
+const started = Date.now();
+fs.writeFileSync(process.env.PID_DIR + '/' + process.pid, String(started));
+const chunks = [];
+process.stdin.on('data', (chunk) => chunks.push(chunk));
+process.stdin.on('end', () => {
+  const request = JSON.parse(Buffer.concat(chunks).toString('utf8').split('\\n')[0]);
+  const waited = Date.now() - started;
+  if (request.params.hang) { setInterval(() => {}, 1000); return; }
+  if (request.params.staleAfterMs !== undefined && waited > request.params.staleAfterMs) {
+    process.stdout.write(JSON.stringify({ status: 'error', payload: { code: -32603,
+      message: 'sandbox view is stale: /w changed since the helper started',
+      data: { errorKind: 'helper_failed', stale: true } } }) + '\\n');
+    return;
+  }
+  process.stdout.write(JSON.stringify({ status: 'ok', payload: { operation: 'fs/getMetadata',
+    response: { pid: process.pid, started, waited, freshness: request.freshness ?? null } } }) + '\\n');
+});`;
+
+interface FakeResponse {
+  pid: number;
+  started: number;
+  waited: number;
+  freshness: Array<{ path: string; dev: string; ino: string }> | null;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'fs-sandbox-pool-'));
+  script = join(dir, 'fake-helper.cjs');
+  await writeFile(script, FAKE_HELPER);
+});
+
+afterEach(async () => {
+  for (const pool of pools.splice(0)) await pool.close();
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+let launches = 0;
+async function fakeLaunch(extra: Partial<LaunchSpec> = {}): Promise<LaunchSpec & { pidDir: string }> {
+  launches += 1;
+  const pidDir = join(dir, `pids-${launches}`);
+  await mkdir(pidDir);
+  return {
+    backend: 'bwrap',
+    file: process.execPath,
+    args: [script],
+    env: { PID_DIR: pidDir },
+    pidDir,
+    ...extra,
+  };
+}
+
+function newPool(options: { size?: number; perKey?: number; idleMs?: number } = {}): WarmPool {
+  const pool = new WarmPool({ size: 4, perKey: 2, idleMs: 30_000, ...options });
+  pools.push(pool);
+  return pool;
+}
+
+const request = (params: Record<string, unknown> = {}): HelperRequest => ({
+  operation: 'fs/getMetadata',
+  params,
+});
+
+function responseOf(reply: HelperReply): FakeResponse {
+  if (reply.status !== 'ok') throw new Error(`expected an ok reply, got ${JSON.stringify(reply)}`);
+  return reply.payload.response as unknown as FakeResponse;
+}
+
+function pidsStarted(pidDir: string): number[] {
+  return readdirSync(pidDir).map(Number);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('warm pool', () => {
+  it('serves the first call cold, then calls from helpers spawned ahead (one request each)', async () => {
+    const pool = newPool();
+    const launch = await fakeLaunch();
+    const first = responseOf(await pool.launch(launch, request(), {}));
+    expect(pool.stats()).toMatchObject({ hits: 0, misses: 1 });
+    await until(() => pool.stats().warm === 2 && pidsStarted(launch.pidDir).length === 3, 'two spares');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = responseOf(await pool.launch(launch, request(), {}));
+    const third = responseOf(await pool.launch(launch, request(), {}));
+    expect(pool.stats()).toMatchObject({ hits: 2, misses: 1, staleRetries: 0 });
+    // Spawned before the call and waiting for it, and never reused.
+    expect(second.waited).toBeGreaterThanOrEqual(90);
+    expect(new Set([first.pid, second.pid, third.pid]).size).toBe(3);
+    // Each taken spare is replaced once its reply is back.
+    await until(() => pool.stats().warm === 2, 'the spares to be replaced');
+    expect(pool.stats().spawned).toBe(5);
+  });
+
+  it('keys spares by the exact launch (argv and environment)', async () => {
+    const pool = newPool({ perKey: 1 });
+    const a = await fakeLaunch();
+    const b = await fakeLaunch();
+    await pool.launch(a, request(), {});
+    await until(() => pool.stats().warm === 1, 'a spare for a');
+    await pool.launch(b, request(), {});
+    expect(pool.stats()).toMatchObject({ hits: 0, misses: 2 });
+    await until(() => pool.stats().warm === 2, 'a spare for b');
+    expect(pool.stats().keys).toBe(2);
+    await pool.launch({ ...a, args: [...a.args, 'x'] }, request(), {});
+    expect(pool.stats().misses).toBe(3);
+    await pool.launch(a, request(), {});
+    expect(pool.stats().hits).toBe(1);
+  });
+
+  it('never keeps more than its size in total, evicting the least recently used shape', async () => {
+    const pool = newPool({ size: 3, perKey: 2 });
+    const a = await fakeLaunch();
+    const b = await fakeLaunch();
+    await pool.launch(a, request(), {});
+    await until(() => pool.stats().warm === 2, 'spares for a');
+    await pool.launch(b, request(), {});
+    await until(() => pool.stats().evicted === 1 && pool.stats().warm === 3, 'room made for b');
+    expect(pool.stats().keys).toBe(2);
+    expect(pool.stats().warm).toBeLessThanOrEqual(3);
+  });
+
+  it('kills spares nobody used within idleMs, so an idle pool shrinks to zero', async () => {
+    const pool = newPool({ idleMs: 400 });
+    const launch = await fakeLaunch();
+    await pool.launch(launch, request(), {});
+    await until(() => pidsStarted(launch.pidDir).length === 3, 'two spares to start');
+    await until(() => pool.stats().expired === 2, 'the spares to expire');
+    await until(() => pool.stats().live === 0, 'no live helper');
+    expect(pool.stats()).toMatchObject({ warm: 0, keys: 0 });
+    for (const pid of pidsStarted(launch.pidDir)) expect(isAlive(pid)).toBe(false);
+  });
+
+  it('retries a stale warm helper once with a new one and drops the other spares of that shape', async () => {
+    const pool = newPool();
+    const launch = await fakeLaunch();
+    await pool.launch(launch, request(), {});
+    await until(() => pool.stats().warm === 2, 'two spares');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const reply = responseOf(await pool.launch(launch, request({ staleAfterMs: 200 }), {}));
+    // Answered by a helper that got its request at once: the cold retry.
+    expect(reply.waited).toBeLessThan(200);
+    expect(pool.stats()).toMatchObject({ hits: 0, misses: 1, staleRetries: 1 });
+    // 1 cold, 2 spares, 1 retry; then the shape is topped up with 2 new spares.
+    await until(() => pidsStarted(launch.pidDir).length === 6, 'new spares');
+    expect(pool.stats().warm).toBe(2);
+  });
+
+  it("sends each bound root's device and inode as the request's freshness, to warm helpers only", async () => {
+    const pool = newPool({ perKey: 1 });
+    const root = await mkdtemp(join(dir, 'root-'));
+    const launch = await fakeLaunch({ freshnessRoots: [root] });
+    const cold = responseOf(await pool.launch(launch, request(), {}));
+    expect(cold.freshness).toBeNull();
+    await until(() => pool.stats().warm === 1, 'a spare');
+    const warm = responseOf(await pool.launch(launch, request(), {}));
+    const stats = await lstat(root, { bigint: true });
+    expect(warm.freshness).toEqual([{ path: root, dev: stats.dev.toString(), ino: stats.ino.toString() }]);
+  });
+
+  it('starts a new helper when a bound root cannot be looked at (freshness unprovable)', async () => {
+    const pool = newPool({ perKey: 1 });
+    const launch = await fakeLaunch({ freshnessRoots: [join(dir, 'no-such-root')] });
+    await pool.launch(launch, request(), {});
+    await until(() => pool.stats().warm === 1, 'a spare');
+    const reply = responseOf(await pool.launch(launch, request(), {}));
+    expect(reply.freshness).toBeNull();
+    expect(pool.stats()).toMatchObject({ hits: 0, misses: 2 });
+  });
+
+  it('serves more concurrent calls than it has spares, all correctly', async () => {
+    const pool = newPool();
+    const launch = await fakeLaunch();
+    await pool.launch(launch, request(), {});
+    await until(() => pool.stats().warm === 2, 'two spares');
+    const replies = await Promise.all(
+      Array.from({ length: 7 }, () => pool.launch(launch, request(), {}).then(responseOf)),
+    );
+    expect(new Set(replies.map((reply) => reply.pid)).size).toBe(7);
+    expect(pool.stats()).toMatchObject({ hits: 2, misses: 6 });
+  });
+
+  it('does not hand out a spare that died while waiting', async () => {
+    const pool = newPool({ perKey: 1 });
+    const launch = await fakeLaunch();
+    const first = responseOf(await pool.launch(launch, request(), {}));
+    await until(() => pidsStarted(launch.pidDir).length === 2, 'a spare');
+    const spare = pidsStarted(launch.pidDir).find((pid) => pid !== first.pid) as number;
+    process.kill(spare, 'SIGKILL');
+    await until(() => pool.stats().died === 1, 'the death to be noticed');
+    const next = responseOf(await pool.launch(launch, request(), {}));
+    expect(next.pid).not.toBe(spare);
+    expect(pool.stats()).toMatchObject({ hits: 0, misses: 2 });
+  });
+
+  it('kills waiting and running helpers on close, and spawns no more', async () => {
+    const pool = newPool();
+    const launch = await fakeLaunch();
+    await pool.launch(launch, request(), {});
+    await until(() => pidsStarted(launch.pidDir).length === 3, 'two spares');
+    const hanging = pool.launch(launch, request({ hang: true }), {}).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await pool.close();
+    expect(await hanging).toBeInstanceOf(FsError);
+    expect(pool.stats().live).toBe(0);
+    for (const pid of pidsStarted(launch.pidDir)) expect(isAlive(pid)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(pidsStarted(launch.pidDir).length).toBe(3);
+  });
+});
+
+describe('pool options', () => {
+  it('turns the pool off with false or a size of 0, and bounds every value', () => {
+    expect(resolvePoolOptions(false)).toBeNull();
+    expect(resolvePoolOptions({ size: 0 })).toBeNull();
+    expect(resolvePoolOptions(undefined)).toEqual({ size: 4, perKey: 2, idleMs: 30_000 });
+    expect(resolvePoolOptions({ size: 1 })).toEqual({ size: 1, perKey: 1, idleMs: 30_000 });
+    expect(() => resolvePoolOptions({ size: -1 })).toThrow(/pool size must be an integer from 0 to 64/);
+    expect(() => resolvePoolOptions({ idleMs: 1.5 })).toThrow(/pool idleMs/);
+  });
+
+  it('compiles a spare eagerly (node --no-lazy) only where the launch ends in node and the bundle', () => {
+    const bwrap: LaunchSpec = {
+      backend: 'bwrap',
+      file: '/usr/bin/bwrap',
+      args: ['--setenv', 'TMPDIR', '--', '--', '/usr/bin/node', '/h.cjs', '--expect-mounts', '/w'],
+      env: {},
+    };
+    expect(spareLaunch(bwrap).args).toEqual([
+      '--setenv',
+      'TMPDIR',
+      '--',
+      '--',
+      '/usr/bin/node',
+      '--no-lazy',
+      '/h.cjs',
+      '--expect-mounts',
+      '/w',
+    ]);
+    const windows: LaunchSpec = { backend: 'restricted-token', file: 'launcher', args: ['--', 'x'], env: {} };
+    expect(spareLaunch(windows)).toBe(windows);
+  });
+});
