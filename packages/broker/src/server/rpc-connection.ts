@@ -1,6 +1,6 @@
 import { FsError } from '@fs-sandbox/policy';
 import type { AuditSink } from './audit-log.js';
-import { encodeReply } from './encode-reply.js';
+import { encodeReplyParts } from './encode-reply.js';
 import {
   type HandshakeState,
   handshakeError,
@@ -34,9 +34,13 @@ export interface ConnectionSettings {
   stats: ServerStats;
 }
 
-/** Where replies go; the transport adds its own framing (a newline on stdio, a text frame on WebSocket). */
+/**
+ * Where replies go; the transport adds its own framing (a newline on stdio, a text frame on
+ * WebSocket). `parts` may be produced lazily (a large read's base64, slice by slice): the transport
+ * pulls the next part only when its peer has taken the previous ones, and keeps replies in order.
+ */
 export interface ReplyOutput {
-  send(parts: Buffer[]): void;
+  send(parts: Iterable<Buffer>): void;
 }
 
 /**
@@ -271,12 +275,12 @@ export class RpcConnection {
 
   private send(reply: Reply): void {
     if (this.closed) return;
-    let parts: Buffer[];
+    let parts: Iterable<Buffer>;
     try {
-      parts = encodeReply(reply);
+      parts = encodeReplyParts(reply);
     } catch (error) {
       // A result that cannot be serialised is our bug; the client still gets an answer for its id.
-      parts = encodeReply({ error: toRpcError(error), id: reply.id });
+      parts = encodeReplyParts({ error: toRpcError(error), id: reply.id });
     }
     this.output.send(parts);
   }

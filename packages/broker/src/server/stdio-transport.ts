@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { LineSplitter } from './line-splitter.js';
+import { ReplyPump } from './reply-pump.js';
 import type { ReplyOutput, RpcConnection } from './rpc-connection.js';
 
 const NEWLINE = Buffer.from('\n');
@@ -18,23 +19,31 @@ export function serveStdio(
   open: (output: ReplyOutput) => RpcConnection,
 ): Promise<void> {
   return new Promise((resolve) => {
-    let waitingForDrain = false;
     let finished = false;
-    const replies: ReplyOutput = {
-      send(parts) {
-        if (output.destroyed || output.writableEnded) return;
-        for (const part of parts) output.write(part);
-        output.write(NEWLINE);
-        if (output.writableNeedDrain && !waitingForDrain) {
-          waitingForDrain = true;
-          input.pause();
-          output.once('drain', () => {
-            waitingForDrain = false;
-            input.resume();
-          });
-        }
+    const pump = new ReplyPump({
+      write(part, last) {
+        output.write(part);
+        if (last) output.write(NEWLINE);
+        return !output.writableNeedDrain;
       },
-    };
+      async waitForRoom() {
+        input.pause();
+        await new Promise<void>((room) => {
+          const done = () => {
+            output.off('drain', done);
+            output.off('close', done);
+            room();
+          };
+          output.once('drain', done);
+          output.once('close', done);
+        });
+        if (!finished) input.resume();
+      },
+      get closed() {
+        return output.destroyed || output.writableEnded;
+      },
+    });
+    const replies: ReplyOutput = { send: (parts) => pump.push(parts) };
     const connection = open(replies);
     const finish = () => {
       if (finished) return;
@@ -52,7 +61,10 @@ export function serveStdio(
     input.on('data', onData);
     input.once('end', () => {
       splitter.end();
-      void connection.drain().then(finish);
+      void connection
+        .drain()
+        .then(() => pump.whenIdle())
+        .then(finish);
     });
     input.on('error', finish);
     output.on('error', finish);

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
+import { ReplyPump } from './reply-pump.js';
 import type { ReplyOutput, RpcConnection } from './rpc-connection.js';
 
 export interface WebSocketListenOptions {
@@ -82,31 +83,43 @@ export async function listenWebSocket(options: WebSocketListenOptions): Promise<
 
 function attach(ws: WebSocket, options: WebSocketListenOptions): void {
   let outgoing = 0;
-  let paused = false;
-  const replies: ReplyOutput = {
-    send(parts) {
-      if (ws.readyState !== WebSocket.OPEN) return;
-      const frame = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
-      outgoing += frame.length;
-      ws.send(frame, { binary: false }, () => {
-        outgoing -= frame.length;
-        if (paused && outgoing < OUTGOING_HIGH_WATER_BYTES) {
-          paused = false;
-          ws.resume();
-        }
-      });
-      if (!paused && outgoing >= OUTGOING_HIGH_WATER_BYTES) {
-        paused = true;
-        ws.pause();
-      }
-    },
+  let wakeWriter: (() => void) | null = null;
+  const wake = () => {
+    const waiting = wakeWriter;
+    wakeWriter = null;
+    waiting?.();
   };
+  const pump = new ReplyPump({
+    write(part, last) {
+      outgoing += part.length;
+      // A large reply goes out as fragments of one text message (continuation frames), so it never
+      // has to exist as one buffer.
+      ws.send(part, { binary: false, fin: last }, () => {
+        outgoing -= part.length;
+        if (outgoing < OUTGOING_HIGH_WATER_BYTES) wake();
+      });
+      return outgoing < OUTGOING_HIGH_WATER_BYTES;
+    },
+    async waitForRoom() {
+      // Reading from this client pauses until its replies drain.
+      ws.pause();
+      await new Promise<void>((room) => {
+        wakeWriter = room;
+      });
+      if (ws.readyState === WebSocket.OPEN) ws.resume();
+    },
+    get closed() {
+      return ws.readyState !== WebSocket.OPEN;
+    },
+  });
+  const replies: ReplyOutput = { send: (parts) => pump.push(parts) };
   const connection = options.open(replies);
   ws.on('message', (data) => connection.receive(data as Buffer));
   // ws reports protocol violations and oversized messages here and then closes; the close
   // handler does the clean-up, so the error itself needs no more than being handled.
   ws.on('error', () => undefined);
   ws.on('close', () => {
+    wake();
     connection.close();
     options.closed(connection);
   });
