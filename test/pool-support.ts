@@ -74,15 +74,17 @@ const special = (kind: string, access: 'read' | 'write') => ({
   access,
 });
 
-/** A restricted context: `write` and `deny` paths, optionally with the whole disk readable. */
+/** A restricted context: `read`, `write` and `deny` paths, optionally with the whole disk readable. */
 export function sandboxContext(options: {
-  write: string[];
+  read?: string[];
+  write?: string[];
   deny?: string[];
   readRoot?: boolean;
 }): Record<string, unknown> {
   const entries = [
     ...(options.readRoot ? [special('root', 'read')] : []),
-    ...options.write.map((path) => entry(path, 'write')),
+    ...(options.read ?? []).map((path) => entry(path, 'read')),
+    ...(options.write ?? []).map((path) => entry(path, 'write')),
     ...(options.deny ?? []).map((path) => entry(path, 'deny')),
   ];
   return {

@@ -46,7 +46,7 @@ export function registerServeCommand(program: Command, deps: CliDeps): Command {
     .option('--allow-remote', 'allow a WebSocket address that is not loopback (the token is still required)')
     .option(
       '--max-message-bytes <n>',
-      'largest JSON-RPC message accepted',
+      'largest JSON-RPC message accepted; it also bounds fs/writeFile, whose data travels in it as base64 (about 3/4 of this in bytes)',
       positiveInteger,
       SERVER_DEFAULTS.maxMessageBytes,
     )
