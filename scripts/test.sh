@@ -3,4 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-if command -v pnpm >/dev/null 2>&1; then pnpm test; else npx -y pnpm@10.34.8 test; fi
+rm -f test-results.json
+status=0
+if command -v pnpm >/dev/null 2>&1; then pnpm test || status=$?; else npx -y pnpm@10.34.8 test || status=$?; fi
+node scripts/test-summary.mjs test-results.json
+exit "$status"
