@@ -18,6 +18,10 @@ export interface CallInfo {
  */
 export interface Broker {
   call(method: FsMethod, params: unknown, options?: CallOptions): Promise<unknown>;
-  callWithInfo(method: FsMethod, params: unknown, options?: CallOptions): Promise<{ result: unknown; info: CallInfo }>;
+  callWithInfo(
+    method: FsMethod,
+    params: unknown,
+    options?: CallOptions,
+  ): Promise<{ result: unknown; info: CallInfo }>;
   close(): Promise<void>;
 }
