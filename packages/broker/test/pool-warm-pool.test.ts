@@ -277,6 +277,7 @@ describe('pool options', () => {
       '/h.cjs',
       '--expect-mounts',
       '/w',
+      '--warm-up',
     ]);
     const windows: LaunchSpec = { backend: 'restricted-token', file: 'launcher', args: ['--', 'x'], env: {} };
     expect(spareLaunch(windows)).toBe(windows);

@@ -58,9 +58,6 @@ export async function checkFreshness(entries: FreshnessEntry[]): Promise<void> {
 /** Where a Linux process sees the mounts of its own mount namespace. */
 const OWN_MOUNTINFO = '/proc/self/mountinfo';
 
-/** The helper program's arguments: `--expect-mounts <path>...` (what the sandbox launcher mounted). */
-export const EXPECT_MOUNTS_FLAG = '--expect-mounts';
-
 /**
  * A bind mount or mask sits on a directory entry of the host. When the host removes that entry
  * (replaces a denied directory, a `.git`, a writable root under a read-only `/`), the kernel
@@ -108,13 +105,4 @@ function unescapeMountField(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_escape, octal: string) =>
     String.fromCharCode(Number.parseInt(octal, 8)),
   );
-}
-
-/** The mount points named on the command line (none when the helper runs outside a bind sandbox). */
-export function expectedMountsFromArgv(args: readonly string[]): string[] {
-  if (args.length === 0) return [];
-  if (args[0] !== EXPECT_MOUNTS_FLAG || args.slice(1).some((path) => !path.startsWith('/'))) {
-    throw new Error(`usage: helper [${EXPECT_MOUNTS_FLAG} /absolute/path...]`);
-  }
-  return args.slice(1);
 }

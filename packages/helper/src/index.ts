@@ -5,7 +5,7 @@
  */
 export { helperBundlePath } from './bundle-path.js';
 export { decodeReply, encodeReply, encodeRequest, ProtocolError } from './framing.js';
-export { EXPECT_MOUNTS_FLAG } from './freshness.js';
+export { EXPECT_MOUNTS_FLAG, WARM_UP_FLAG } from './program-args.js';
 export type {
   FreshnessEntry,
   HelperErrorReply,

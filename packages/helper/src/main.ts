@@ -1,10 +1,12 @@
 import { LIMITS, toWireError } from '@fs-sandbox/policy/core';
 import { encodeReply } from './framing.js';
-import { checkMountPoints, expectedMountsFromArgv } from './freshness.js';
+import { checkMountPoints } from './freshness.js';
 import { useSynchronousCalls } from './fs-async.js';
+import { parseProgramArgs } from './program-args.js';
 import type { HelperReply } from './protocol.js';
 import { runRequest } from './run-request.js';
 import { readRequest, writeAll } from './stdio.js';
+import { rehearse } from './warm-up.js';
 
 /**
  * The helper program: one request from stdin, one reply on stdout, exit 0. Only when the protocol
@@ -37,7 +39,9 @@ async function main(): Promise<void> {
   let request: Record<string, unknown>;
   let expectedMounts: string[];
   try {
-    expectedMounts = expectedMountsFromArgv(process.argv.slice(2));
+    const args = parseProgramArgs(process.argv.slice(2));
+    expectedMounts = args.expectedMounts;
+    if (args.warmUp) await rehearse(expectedMounts);
     request = readRequest(STDIN, LIMITS.helperMaxRequestBytes);
   } catch (error) {
     fail(error);

@@ -1,3 +1,4 @@
+import { WARM_UP_FLAG } from '@fs-sandbox/helper';
 import type { LaunchSpec } from '../backends/backend.js';
 
 /** Backends whose launch ends in `-- <node> <helper bundle> [helper arguments]`. */
@@ -5,17 +6,18 @@ const NODE_AFTER_SEPARATOR: ReadonlySet<LaunchSpec['backend']> = new Set(['bwrap
 
 /**
  * The launch of a warm spare: the same sandbox, with node told to compile every function of the
- * helper up front (`--no-lazy`). A spare does that while it waits for a request; otherwise V8
- * compiles each function on its first call, between the request and the reply (about 2 ms of a warm
- * call, measured by bench/run.mjs). A cold start would only pay more for it, so it keeps V8's lazy
- * default. The pool key is taken from the request's launch, not from this one.
+ * helper up front (`--no-lazy`) and the helper told to rehearse its request path (`--warm-up`, see
+ * the helper's warm-up.ts). A spare does both while it waits; otherwise V8 compiles each function
+ * on its first call and runs it cold, between the request and the reply (together about 3 ms of a
+ * warm call, measured by bench/run.mjs). A cold start would only pay more for them, so it keeps
+ * node's defaults. The pool key is taken from the request's launch, not from this one.
  */
 export function spareLaunch(launch: LaunchSpec): LaunchSpec {
   if (!NODE_AFTER_SEPARATOR.has(launch.backend)) return launch;
   // The last `--`: everything after it is node, the bundle and the helper's own (absolute path) args.
   const separator = launch.args.lastIndexOf('--');
   if (separator === -1 || separator + 1 >= launch.args.length) return launch;
-  const args = [...launch.args];
+  const args = [...launch.args, WARM_UP_FLAG];
   args.splice(separator + 2, 0, '--no-lazy');
   return { ...launch, args };
 }
