@@ -11,6 +11,8 @@ export { collectPathFacts, type PathFact, type PathFacts } from './backends/linu
 export { selectBackend } from './backends/select-backend.js';
 export { type BrokerOptions, createBroker, type FsBroker } from './broker.js';
 export type { Broker, CallInfo, CallOptions } from './broker-api.js';
+export type { PoolOptions } from './pool/pool-options.js';
+export type { PoolStats } from './pool/pool-stats.js';
 export { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
 export type { SandboxedContext } from './runner/sandbox-runner.js';
 export { type HelperLauncher, type RunHelperOptions, runHelper } from './runner/spawn-helper.js';

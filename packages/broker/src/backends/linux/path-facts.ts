@@ -53,7 +53,8 @@ export async function collectPathFacts(
   denyGlobMatches: readonly string[] = [],
 ): Promise<PathFacts> {
   const unique = [...new Set(paths)];
-  const facts = unique.map((path) => [path, factFor(path)] as const);
+  const links: LinkCache = new Map();
+  const facts = unique.map((path) => [path, factFor(path, links)] as const);
   const realRoots = writableRoots.map((root) => realpathOrNull(root));
   return {
     denyGlobMatches,
@@ -62,9 +63,28 @@ export async function collectPathFacts(
   };
 }
 
-function factFor(path: string): PathFact {
-  const linkText = readLinkOrNull(path);
-  const resolved = resolveRecordingSymlinks(path);
+/**
+ * lstat answers of one collectPathFacts call (true: a symlink, null: cannot be looked at): the paths
+ * of one plan share most of their ancestors, and this runs for every sandboxed request.
+ */
+type LinkCache = Map<string, boolean | null>;
+
+function isSymlink(path: string, links: LinkCache): boolean | null {
+  let known = links.get(path);
+  if (known === undefined) {
+    try {
+      known = lstatSync(fsPathArg(path)).isSymbolicLink();
+    } catch {
+      known = null;
+    }
+    links.set(path, known);
+  }
+  return known;
+}
+
+function factFor(path: string, links: LinkCache): PathFact {
+  const linkText = isSymlink(path, links) === true ? readLinkOrNull(path) : null;
+  const resolved = resolveRecordingSymlinks(path, links);
   if (resolved.real === null) return { kind: 'missing', linkText, symlinksCrossed: resolved.symlinks };
   return { kind: kindOf(resolved.real), linkText, symlinksCrossed: resolved.symlinks };
 }
@@ -74,7 +94,10 @@ function factFor(path: string): PathFact {
  * follows. `real` is null when some component is missing or cannot be resolved (a loop, no access):
  * bwrap could not bind such a source either, and the builder never creates a placeholder for it.
  */
-function resolveRecordingSymlinks(path: string): { real: string | null; symlinks: string[] } {
+function resolveRecordingSymlinks(
+  path: string,
+  links: LinkCache,
+): { real: string | null; symlinks: string[] } {
   const symlinks: string[] = [];
   const pending = splitNativePath('linux', path)?.segments ?? [];
   let current = '/';
@@ -86,12 +109,8 @@ function resolveRecordingSymlinks(path: string): { real: string | null; symlinks
       continue;
     }
     const candidate = joinPath('linux', current, name);
-    let isLink: boolean;
-    try {
-      isLink = lstatSync(fsPathArg(candidate)).isSymbolicLink();
-    } catch {
-      return { real: null, symlinks };
-    }
+    const isLink = isSymlink(candidate, links);
+    if (isLink === null) return { real: null, symlinks };
     if (!isLink) {
       current = candidate;
       continue;
