@@ -82,13 +82,18 @@ describe('helper program arguments', () => {
 
 describe('helper code cache', () => {
   it('ships a V8 code cache this node accepts for the program it carries', () => {
-    const text = readFileSync(BUNDLE, 'utf8');
-    const match = /^const source = (".*");\nconst cache = '([A-Za-z0-9+/=]+)';$/m.exec(text);
-    expect(match).not.toBeNull();
-    const [, source, cache] = match as RegExpExecArray;
-    const script = new Script(JSON.parse(source as string) as string, {
+    const file = readFileSync(BUNDLE);
+    const loader = file.toString('latin1', 0, 2000);
+    const ranges = (name: string): Array<[number, number]> => {
+      const match = new RegExp(`const ${name} = bytes\\((\\[.*?\\]\\])\\)`).exec(loader);
+      expect(match, name).not.toBeNull();
+      return JSON.parse((match as RegExpExecArray)[1] as string);
+    };
+    const bytes = (name: string) =>
+      Buffer.concat(ranges(name).map(([start, end]) => new Uint8Array(file.subarray(start, end))));
+    const script = new Script(bytes('source').toString('utf8'), {
       filename: BUNDLE,
-      cachedData: Buffer.from(cache as string, 'base64'),
+      cachedData: bytes('cachedData'),
     });
     expect(script.cachedDataRejected).toBe(false);
   });
