@@ -53,7 +53,7 @@ function validOverride(value: string): string {
 /** Synchronous: it runs for every sandboxed request, and three thread-pool round trips cost ~0.4 ms. */
 function executableRealPath(path: string): string | null {
   try {
-    const real = realpathSync(path);
+    const real = realpathSync.native(path);
     if (!statSync(real).isFile()) return null;
     accessSync(real, constants.X_OK);
     return real;

@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import { globDeniesPath } from '@fs-sandbox/policy';
 import {
   decodePathBytes,
@@ -53,9 +53,9 @@ export async function collectPathFacts(
   denyGlobMatches: readonly string[] = [],
 ): Promise<PathFacts> {
   const unique = [...new Set(paths)];
-  const links: LinkCache = new Map();
+  const links: LstatCache = new Map();
   const facts = unique.map((path) => [path, factFor(path, links)] as const);
-  const realRoots = writableRoots.map((root) => realpathOrNull(root));
+  const realRoots = writableRoots.map((root) => resolveRecordingSymlinks(root, links).real);
   return {
     denyGlobMatches,
     paths: new Map(facts),
@@ -64,16 +64,16 @@ export async function collectPathFacts(
 }
 
 /**
- * lstat answers of one collectPathFacts call (true: a symlink, null: cannot be looked at): the paths
- * of one plan share most of their ancestors, and this runs for every sandboxed request.
+ * lstat answers of one collectPathFacts call (null: cannot be looked at): the paths of one plan
+ * share most of their ancestors, and this runs for every sandboxed request.
  */
-type LinkCache = Map<string, boolean | null>;
+type LstatCache = Map<string, Stats | null>;
 
-function isSymlink(path: string, links: LinkCache): boolean | null {
+function lstatOf(path: string, links: LstatCache): Stats | null {
   let known = links.get(path);
   if (known === undefined) {
     try {
-      known = lstatSync(fsPathArg(path)).isSymbolicLink();
+      known = lstatSync(fsPathArg(path));
     } catch {
       known = null;
     }
@@ -82,11 +82,11 @@ function isSymlink(path: string, links: LinkCache): boolean | null {
   return known;
 }
 
-function factFor(path: string, links: LinkCache): PathFact {
-  const linkText = isSymlink(path, links) === true ? readLinkOrNull(path) : null;
+function factFor(path: string, links: LstatCache): PathFact {
+  const linkText = lstatOf(path, links)?.isSymbolicLink() ? readLinkOrNull(path) : null;
   const resolved = resolveRecordingSymlinks(path, links);
   if (resolved.real === null) return { kind: 'missing', linkText, symlinksCrossed: resolved.symlinks };
-  return { kind: kindOf(resolved.real), linkText, symlinksCrossed: resolved.symlinks };
+  return { kind: kindOf(resolved.real, links), linkText, symlinksCrossed: resolved.symlinks };
 }
 
 /**
@@ -96,7 +96,7 @@ function factFor(path: string, links: LinkCache): PathFact {
  */
 function resolveRecordingSymlinks(
   path: string,
-  links: LinkCache,
+  links: LstatCache,
 ): { real: string | null; symlinks: string[] } {
   const symlinks: string[] = [];
   const pending = splitNativePath('linux', path)?.segments ?? [];
@@ -109,9 +109,9 @@ function resolveRecordingSymlinks(
       continue;
     }
     const candidate = joinPath('linux', current, name);
-    const isLink = isSymlink(candidate, links);
-    if (isLink === null) return { real: null, symlinks };
-    if (!isLink) {
+    const info = lstatOf(candidate, links);
+    if (info === null) return { real: null, symlinks };
+    if (!info.isSymbolicLink()) {
       current = candidate;
       continue;
     }
@@ -124,27 +124,17 @@ function resolveRecordingSymlinks(
   return { real: current, symlinks };
 }
 
-function kindOf(real: string): PathKind {
-  try {
-    const info = statSync(fsPathArg(real));
-    if (info.isDirectory()) return 'directory';
-    return info.isFile() ? 'file' : 'other';
-  } catch {
-    return 'missing';
-  }
+/** What a fully resolved path is: its own lstat (no symlink left in it) says what stat would. */
+function kindOf(real: string, links: LstatCache): PathKind {
+  const info = lstatOf(real, links);
+  if (info === null) return 'missing';
+  if (info.isDirectory()) return 'directory';
+  return info.isFile() ? 'file' : 'other';
 }
 
 function readLinkOrNull(path: string): string | null {
   try {
     return decodePathBytes(readlinkSync(fsPathArg(path), 'buffer'));
-  } catch {
-    return null;
-  }
-}
-
-function realpathOrNull(path: string): string | null {
-  try {
-    return decodePathBytes(realpathSync(fsPathArg(path), 'buffer'));
   } catch {
     return null;
   }
