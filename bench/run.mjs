@@ -1,0 +1,89 @@
+// Benchmark (not a test). In one run, interleaved to cancel machine noise:
+//   - 1 KiB fs/readFile, fs/getMetadata, fs/writeFile: in-process, sandboxed cold (no pool),
+//     sandboxed warm (pool), and the floor (bwrap + node on an empty script with the helper's mounts);
+//   - sandboxed throughput at concurrency 1, 4 and 16 (warm and cold) through the library;
+//   - fs/readFile of 64 MiB in-process and sandboxed through the same `fs-sandbox serve`, and one
+//     sandboxed 512 MiB read with the server's peak memory;
+//   - helper start-to-reply against `node -e 0`.
+// Prints a table with medians, p90s, ratios and the four targets; writes bench/results/latest.json
+// and bench/results/latency.svg.
+//
+//   pnpm bench                      (builds first)
+//   node bench/run.mjs [rounds]     (default 40 rounds; needs the built packages)
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { resolveHelperRuntime } from '@fs-sandbox/broker';
+import { createFixture, sandboxFor } from './lib/fixture.mjs';
+import { measureHelperStart } from './lib/helper-start.mjs';
+import { measureLargeReads, measureOneHugeRead } from './lib/large-read.mjs';
+import { measureLatencies } from './lib/latency.mjs';
+import { formatReport, latencySvg, summarizeRun } from './lib/report.mjs';
+import { measureThroughput } from './lib/throughput.mjs';
+
+const rounds = Math.max(10, Number(process.argv[2] ?? 40));
+const MiB = 1024 * 1024;
+const cliBin = fileURLToPath(new URL('../packages/broker/bin/fs-sandbox.js', import.meta.url));
+const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
+
+if (process.platform !== 'linux') {
+  console.error('bench/run.mjs measures the bwrap backend: run it on Linux');
+  process.exit(2);
+}
+
+const meta = {
+  date: new Date().toISOString(),
+  node: process.version,
+  kernel: `linux ${release()}`,
+  cpus: cpus().length,
+  loadBefore: loadavg(),
+  rounds,
+};
+const runtime = await resolveHelperRuntime('linux', process.env);
+const fixture = createFixture();
+const sandbox = sandboxFor(fixture);
+const step = (text) => process.stderr.write(`bench: ${text}\n`);
+try {
+  step(`1 KiB latency matrix (${rounds} rounds)`);
+  const latency = await measureLatencies(fixture, sandbox, runtime, rounds);
+  const throughput = {};
+  for (const concurrency of [1, 4, 16]) {
+    step(`throughput at concurrency ${concurrency}`);
+    throughput[concurrency] = await measureThroughput(fixture, sandbox, concurrency, 48 + 4 * concurrency);
+  }
+  step('64 MiB reads through fs-sandbox serve');
+  const large = await measureLargeReads(fixture, sandbox, cliBin, 64 * MiB, 10);
+  step('one 512 MiB sandboxed read');
+  const huge = await measureOneHugeRead(fixture, sandbox, cliBin, 512 * MiB);
+  step(`helper start-up (${rounds} rounds)`);
+  const start = await measureHelperStart(fixture, runtime, rounds);
+
+  const raw = { latency, throughput, large, huge, start };
+  const summary = summarizeRun(raw);
+  meta.loadAfter = loadavg();
+  console.log(formatReport(meta, raw, summary));
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(
+    `${resultsDir}latest.json`,
+    `${JSON.stringify(
+      {
+        meta,
+        targets: summary.targets,
+        latency: summary.latency,
+        floor: { median: summary.floor, argv: latency.floorArgs },
+        pool: latency.pool,
+        throughput,
+        largeRead64MiB: { ...summary.large, serverPeakResidentBytes: large.peakResidentBytes },
+        largeRead512MiB: huge,
+        helperStart: summary.start,
+        samples: { latency: latency.samples, largeRead64MiB: large.samples, helperStart: start },
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  writeFileSync(`${resultsDir}latency.svg`, latencySvg(summary));
+  step(`wrote ${resultsDir}latest.json and latency.svg`);
+} finally {
+  rmSync(fixture.base, { recursive: true, force: true });
+}
