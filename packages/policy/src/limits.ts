@@ -15,7 +15,11 @@ export const LIMITS = {
   walkMaxDirectories: 10_000,
   walkMaxEntries: 50_000,
   walkMaxResponseBytes: 4 * 1024 * 1024,
-  /** One JSON-RPC message received by the server. */
+  /**
+   * One JSON-RPC message received by the server (`serve --max-message-bytes`). It is also the
+   * server's limit for fs/writeFile, whose bytes travel inside the message as base64: about 48 MiB
+   * of data; a larger message is refused whole, naming this limit.
+   */
   rpcMaxMessageBytes: 64 * 1024 * 1024,
   /** Request bytes the helper accepts on stdin (a writeFile of the largest allowed payload plus framing). */
   helperMaxRequestBytes: 1024 * 1024 * 1024,
