@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket } from 'ws';
 import { ReplyPump } from './reply-pump.js';
 import type { ReplyOutput, RpcConnection } from './rpc-connection.js';
 
@@ -38,6 +38,8 @@ function refuse(socket: Duplex, status: number, reason: string, extraHeaders = '
  * make ws close the connection with 1009 (message too big) before they are buffered.
  */
 export async function listenWebSocket(options: WebSocketListenOptions): Promise<WebSocketListener> {
+  // Loaded here, not at the top: every `fs-sandbox call` loads this module, and only `serve --listen ws://` needs ws.
+  const { WebSocketServer } = await import('ws');
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxMessageBytes,
@@ -106,10 +108,10 @@ function attach(ws: WebSocket, options: WebSocketListenOptions): void {
       await new Promise<void>((room) => {
         wakeWriter = room;
       });
-      if (ws.readyState === WebSocket.OPEN) ws.resume();
+      if (ws.readyState === ws.OPEN) ws.resume();
     },
     get closed() {
-      return ws.readyState !== WebSocket.OPEN;
+      return ws.readyState !== ws.OPEN;
     },
   });
   const replies: ReplyOutput = { send: (parts) => pump.push(parts) };
