@@ -1,41 +1,26 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { processesMatching } from './support/processes.js';
 
 /**
  * Helpers for the warm-pool suites: finding the helper processes of one test (their command line
  * names its directory) and telling when a spare has finished starting.
  */
 
-/** Live (non-zombie) processes whose command line contains `needle`. */
-export function livePids(needle: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') continue;
-      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      if (cmdline.includes(needle)) found.push(Number(name));
-    } catch {
-      // gone while we looked
-    }
-  }
-  return found;
-}
-
 /**
  * Helper programs of `needle` that are blocked in read(0, …): started, loaded, and waiting for
  * their request — a spare that is truly warm. (/proc/<pid>/syscall: number 0 is read, then fd.)
  */
 export function waitingHelpers(needle: string): number[] {
-  return livePids(needle).filter((pid) => {
-    try {
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (!cmdline.includes('helper.cjs')) return false;
-      return readFileSync(`/proc/${pid}/syscall`, 'utf8').startsWith('0 0x0 ');
-    } catch {
-      return false;
-    }
-  });
+  return processesMatching(needle)
+    .filter((process) => process.cmdline.includes('helper.cjs'))
+    .map((process) => process.pid)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/syscall`, 'utf8').startsWith('0 0x0 ');
+      } catch {
+        return false;
+      }
+    });
 }
 
 function parentOf(pid: number): number | null {
