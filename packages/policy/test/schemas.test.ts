@@ -242,6 +242,13 @@ describe('parseParams', () => {
     expect(e.message).toBe(
       'filesystem walk limits exceed maximums: depth=64, directories=10000, entries=50000',
     );
+    const zero = failure(() =>
+      parseParams('fs/walk', { path: 'file:///w', options: { ...options, maxEntries: 0 } }),
+    );
+    expect([zero.kind, zero.message]).toEqual([
+      'invalid_request',
+      'filesystem walk limits must be greater than zero',
+    ]);
     expect(failure(() => parseParams('fs/walk', { path: 'file:///w' })).message).toBe(
       'missing field `options`',
     );

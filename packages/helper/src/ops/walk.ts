@@ -1,5 +1,12 @@
 import type { Stats } from 'node:fs';
-import { FsError, fsPathArg, type HostOs, LIMITS, nativeToPathUri } from '@fs-sandbox/policy/core';
+import {
+  assertWalkLimits,
+  FsError,
+  fsPathArg,
+  type HostOs,
+  LIMITS,
+  nativeToPathUri,
+} from '@fs-sandbox/policy/core';
 import { childPath } from '../child-path.js';
 import { lstat, stat } from '../fs-async.js';
 import { type ListedEntry, listDirectory } from '../list-directory.js';
@@ -167,19 +174,7 @@ export function parseWalkOptions(raw: Record<string, unknown>): WalkOptions {
     followDirectorySymlinks: optionalBoolean(raw, 'followDirectorySymlinks', false),
     pruneHiddenDirectories: optionalBoolean(raw, 'pruneHiddenDirectories', false),
   };
-  if (options.maxDirectories === 0 || options.maxEntries === 0) {
-    throw new FsError('invalid_request', 'filesystem walk limits must be greater than zero');
-  }
-  if (
-    options.maxDepth > LIMITS.walkMaxDepth ||
-    options.maxDirectories > LIMITS.walkMaxDirectories ||
-    options.maxEntries > LIMITS.walkMaxEntries
-  ) {
-    throw new FsError(
-      'invalid_request',
-      `filesystem walk limits exceed maximums: depth=${LIMITS.walkMaxDepth}, directories=${LIMITS.walkMaxDirectories}, entries=${LIMITS.walkMaxEntries}`,
-    );
-  }
+  assertWalkLimits(options);
   return options;
 }
 

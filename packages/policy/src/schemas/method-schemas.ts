@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { FsError } from '../error-kinds.js';
 import { LIMITS } from '../limits.js';
+import { assertWalkLimits } from '../walk-limits.js';
 import * as params from './fs-params.js';
 import * as results from './fs-results.js';
 import { sandboxContextSchema } from './sandbox-context.js';
@@ -60,17 +61,7 @@ export function resultSchemaFor<M extends RpcMethod>(method: M): (typeof RESULT_
  */
 function checkBounds(method: RpcMethod, parsed: unknown): void {
   if (method === 'fs/walk') {
-    const { options } = parsed as params.WalkParams;
-    if (
-      options.maxDepth > LIMITS.walkMaxDepth ||
-      options.maxDirectories > LIMITS.walkMaxDirectories ||
-      options.maxEntries > LIMITS.walkMaxEntries
-    ) {
-      throw new FsError(
-        'invalid_request',
-        `filesystem walk limits exceed maximums: depth=${LIMITS.walkMaxDepth}, directories=${LIMITS.walkMaxDirectories}, entries=${LIMITS.walkMaxEntries}`,
-      );
-    }
+    assertWalkLimits((parsed as params.WalkParams).options);
   }
   if (method === 'fs/readBlock' || method === 'fs/readRange') {
     const { len } = parsed as params.ReadBlockParams;

@@ -1,0 +1,28 @@
+import { FsError } from './error-kinds.js';
+import { LIMITS } from './limits.js';
+
+export interface WalkLimits {
+  maxDepth: number;
+  maxDirectories: number;
+  maxEntries: number;
+}
+
+/**
+ * The bounds on fs/walk options (DESIGN §9), with the reference's messages. The broker checks them
+ * before any helper starts; the helper checks them again for callers that pipe requests to it.
+ */
+export function assertWalkLimits(limits: WalkLimits): void {
+  if (limits.maxDirectories === 0 || limits.maxEntries === 0) {
+    throw new FsError('invalid_request', 'filesystem walk limits must be greater than zero');
+  }
+  if (
+    limits.maxDepth > LIMITS.walkMaxDepth ||
+    limits.maxDirectories > LIMITS.walkMaxDirectories ||
+    limits.maxEntries > LIMITS.walkMaxEntries
+  ) {
+    throw new FsError(
+      'invalid_request',
+      `filesystem walk limits exceed maximums: depth=${LIMITS.walkMaxDepth}, directories=${LIMITS.walkMaxDirectories}, entries=${LIMITS.walkMaxEntries}`,
+    );
+  }
+}
