@@ -10,4 +10,4 @@ export * from './methods.js';
 export * from './native-path.js';
 export * from './path-bytes.js';
 export * from './path-uri.js';
-export * from './walk-limits.js';
+export * from './request-bounds.js';

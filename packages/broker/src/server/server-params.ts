@@ -1,4 +1,4 @@
-import { FsError, LIMITS } from '@fs-sandbox/policy';
+import { assertReadBlockLength, FsError, LIMITS } from '@fs-sandbox/policy';
 
 /**
  * Parameter checks for the methods the server answers itself (initialize and the read-handle
@@ -105,12 +105,7 @@ export function parseReadBlockParams(params: unknown): ReadBlockParams {
   const id = handleId(fields);
   const offset = requiredUnsigned(fields, 'offset');
   const len = requiredUnsigned(fields, 'len');
-  if (len < LIMITS.readBlockMinLen || len > LIMITS.readBlockMaxLen) {
-    throw new FsError(
-      'invalid_request',
-      `file read block length must be between ${LIMITS.readBlockMinLen} and ${LIMITS.readBlockMaxLen}`,
-    );
-  }
+  assertReadBlockLength(len);
   return { handleId: id, offset, len };
 }
 

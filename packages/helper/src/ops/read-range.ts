@@ -1,4 +1,4 @@
-import { FsError, LIMITS } from '@fs-sandbox/policy/core';
+import { assertReadBlockLength, FsError } from '@fs-sandbox/policy/core';
 import { displayPath } from '../display-path.js';
 import { openRegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
@@ -64,12 +64,7 @@ export const readRangeOperation: Operation = {
     const path = pathParam(params, 'path', context.os);
     const offset = requiredCount(params, 'offset');
     const len = requiredCount(params, 'len');
-    if (len < LIMITS.readBlockMinLen || len > LIMITS.readBlockMaxLen) {
-      throw new FsError(
-        'invalid_request',
-        `file read block length must be between ${LIMITS.readBlockMinLen} and ${LIMITS.readBlockMaxLen}`,
-      );
-    }
+    assertReadBlockLength(len);
     const identity = identityParam(params);
     const { chunk, eof } = await readRangeAt(path, offset, len, identity);
     return { response: { chunk: '', eof }, binary: { field: 'chunk', data: chunk } };

@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import { FsError } from '../error-kinds.js';
-import { LIMITS } from '../limits.js';
-import { assertWalkLimits } from '../walk-limits.js';
+import { assertReadBlockLength, assertWalkLimits } from '../request-bounds.js';
 import * as params from './fs-params.js';
 import * as results from './fs-results.js';
 import { sandboxContextSchema } from './sandbox-context.js';
@@ -65,12 +64,7 @@ function checkBounds(method: RpcMethod, parsed: unknown): void {
   }
   if (method === 'fs/readBlock' || method === 'fs/readRange') {
     const { len } = parsed as params.ReadBlockParams;
-    if (len < LIMITS.readBlockMinLen || len > LIMITS.readBlockMaxLen) {
-      throw new FsError(
-        'invalid_request',
-        `file read block length must be between ${LIMITS.readBlockMinLen} and ${LIMITS.readBlockMaxLen}`,
-      );
-    }
+    assertReadBlockLength(len);
   }
 }
 

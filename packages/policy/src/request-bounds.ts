@@ -26,3 +26,13 @@ export function assertWalkLimits(limits: WalkLimits): void {
     );
   }
 }
+
+/** The length bounds of one block read (fs/readBlock, fs/readRange), with the reference's message. */
+export function assertReadBlockLength(len: number): void {
+  if (len < LIMITS.readBlockMinLen || len > LIMITS.readBlockMaxLen) {
+    throw new FsError(
+      'invalid_request',
+      `file read block length must be between ${LIMITS.readBlockMinLen} and ${LIMITS.readBlockMaxLen}`,
+    );
+  }
+}
