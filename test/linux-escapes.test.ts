@@ -157,6 +157,15 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       await expectRefused('fs/readFile', { path: uri(join(outside, 'secret.txt')) });
     });
 
+    it("writes into the sandbox's private /dev fail instead of vanishing with a success", async () => {
+      // bwrap's --dev is a fresh tmpfs: a file made there never reaches the host (silent loss).
+      const name = `fs-sandbox-e2e-${process.pid}-${Date.now()}`;
+      await expectRefused('fs/writeFile', { path: `file:///dev/shm/${name}`, dataBase64: 'cHdu' });
+      await expectRefused('fs/writeFile', { path: `file:///dev/${name}`, dataBase64: 'cHdu' });
+      await expectRefused('fs/createDirectory', { path: `file:///dev/shm/${name}` });
+      await expectRefused('fs/createDirectory', { path: `file:///dev/${name}` });
+    });
+
     it('a denied directory and a denied file are unreadable and unwritable', async () => {
       const { ws } = fixture;
       const dir = join(ws, 'denied-dir');

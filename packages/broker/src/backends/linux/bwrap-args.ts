@@ -91,6 +91,10 @@ export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: Hel
     if (mount.kind === 'dev' || mount.kind === 'proc') {
       // A fresh devtmpfs-like /dev with only the safe nodes, and a procfs of the new pid namespace.
       args.push(mount.kind === 'dev' ? '--dev' : '--proc', mount.path);
+      // --dev is a writable tmpfs (with /dev/shm a plain directory in it): a file made there would
+      // be reported as written yet never reach the host, so it is remounted read-only like the base.
+      // Device nodes stay writable (a read-only mount does not stop writes to /dev/null).
+      if (mount.kind === 'dev') remounts.push(mount.path);
       emitted.push(mount);
       continue;
     }
