@@ -228,3 +228,33 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     });
   });
 });
+
+describe.each(USERS)('as %s, pre-check on', (user: CliUser) => {
+  it('a recursive copy never creates a missing denied path inside its destination', async () => {
+    // Nothing can be mounted over a missing path, so only the pre-check stands between the copy
+    // and `dst/a.txt`.
+    const fixture = await createFixture(user);
+    try {
+      const before = await snapshotTree(fixture.base);
+      const context = workspaceContext(fixture) as { permissions: { file_system: { entries: unknown[] } } };
+      context.permissions.file_system.entries.push({
+        path: { type: 'path', path: uri(join(fixture.ws, 'dst', 'a.txt')) },
+        access: 'deny',
+      });
+      const outcome = await callMethod(
+        'fs/copy',
+        {
+          sourcePath: uri(join(fixture.ws, 'sub')),
+          destinationPath: uri(join(fixture.ws, 'dst')),
+          recursive: true,
+          sandbox: context,
+        },
+        { user, env: cliEnv(fixture) },
+      );
+      expect(outcome.error?.data.errorKind).toBe('permission_denied');
+      expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+    } finally {
+      await removeFixture(fixture);
+    }
+  });
+});

@@ -3,7 +3,11 @@ import {
   FsError,
   type HelperOperation,
   type HostOs,
+  isRestrictedProfile,
+  joinPath,
   type PermissionProfile,
+  PROTECTED_METADATA_NAMES,
+  pathStartsWith,
   pathUriToNative,
 } from '@fs-sandbox/policy';
 import { assertPlainWindowsPath } from './backends/windows/windows-path-guard.js';
@@ -51,5 +55,34 @@ export function precheckRequest(
     if (os === 'windows') assertPlainWindowsPath(path);
     const decision = checkAccess(profile, path, want, os);
     if (!decision.allowed) throw new FsError(decision.kind, `cannot ${want} ${path}: ${decision.rule}`);
+  }
+  if (operation === 'fs/copy' && params.recursive === true && typeof params.destinationPath === 'string') {
+    refuseNarrowedInside(pathUriToNative(params.destinationPath, os), profile, os);
+  }
+}
+
+/**
+ * A recursive copy creates a whole tree below its destination, and only the destination itself is
+ * checked above. A missing deny path, read-only entry or `.git` of a writable root inside that tree
+ * has no mask in the sandbox (nothing is mounted over a missing path), so the copy would create
+ * it; this check is what refuses it. (A deny glob cannot be enumerated this way; existing matches
+ * in the source are masked and therefore skipped by the copy.)
+ */
+function refuseNarrowedInside(destination: string, profile: PermissionProfile, os: HostOs): void {
+  if (!isRestrictedProfile(profile)) return;
+  for (const entry of profile.file_system.entries) {
+    if (entry.path.type !== 'path') continue;
+    const root = pathUriToNative(entry.path.path, os);
+    const candidates = [root, ...PROTECTED_METADATA_NAMES.map((name) => joinPath(os, root, name))];
+    for (const path of candidates) {
+      if (path === destination || !pathStartsWith(os, path, destination)) continue;
+      const decision = checkAccess(profile, path, 'write', os);
+      if (!decision.allowed) {
+        throw new FsError(
+          decision.kind,
+          `cannot write ${path}: ${decision.rule} (fs/copy would create it inside ${destination})`,
+        );
+      }
+    }
   }
 }

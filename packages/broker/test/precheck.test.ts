@@ -80,6 +80,45 @@ describe('precheckRequest', () => {
     );
   });
 
+  it('refuses a recursive copy that would create a denied, read-only or protected path inside its destination', () => {
+    const nested = resolveSandboxContext(
+      parseSandboxContext({
+        permissions: {
+          type: 'managed',
+          file_system: {
+            type: 'restricted',
+            entries: [
+              { path: { type: 'path', path: 'file:///r' }, access: 'read' },
+              { path: { type: 'path', path: 'file:///w' }, access: 'write' },
+              { path: { type: 'path', path: 'file:///w/dst/x.key' }, access: 'deny' },
+              { path: { type: 'path', path: 'file:///w/docs/ro' }, access: 'read' },
+              { path: { type: 'path', path: 'file:///w/proj/inner' }, access: 'write' },
+            ],
+          },
+        },
+      }),
+      'linux',
+    );
+    if (!nested.sandboxed) throw new Error('expected a sandboxed context');
+    const copy = (destination: string, recursive: boolean) => () =>
+      precheckRequest(
+        'fs/copy',
+        { sourcePath: 'file:///r/tree', destinationPath: destination, recursive },
+        nested.profile,
+        'linux',
+      );
+    expect(copy('file:///w/dst', true)).toThrow(
+      /^cannot write \/w\/dst\/x\.key: denied by entry file:\/\/\/w\/dst\/x\.key:deny \(fs\/copy would create it inside \/w\/dst\)$/,
+    );
+    expect(copy('file:///w/docs', true)).toThrow(/^cannot write \/w\/docs\/ro: outside writable roots/);
+    expect(copy('file:///w/proj', true)).toThrow(
+      /^cannot write \/w\/proj\/inner\/\.git: protected metadata path \.git/,
+    );
+    expect(copy('file:///w/other', true)).not.toThrow();
+    // A file copy creates nothing below its destination.
+    expect(copy('file:///w/dst', false)).not.toThrow();
+  });
+
   it.each([
     ['fs/readDirectory', 'read'],
     ['fs/walk', 'read'],
