@@ -1,4 +1,4 @@
-import { chown, mkdir, writeFile } from 'node:fs/promises';
+import { chown, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
@@ -164,6 +164,22 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       await expectRefused('fs/writeFile', { path: `file:///dev/${name}`, dataBase64: 'cHdu' });
       await expectRefused('fs/createDirectory', { path: `file:///dev/shm/${name}` });
       await expectRefused('fs/createDirectory', { path: `file:///dev/${name}` });
+    });
+
+    it('a denied file stays masked when a symlink gives it a second name under a granted root', async () => {
+      // `alias` -> `outside`: deny spelled through the link, root granted by its real name, and the reverse.
+      const alias = join(fixture.base, 'alias');
+      await symlink('outside', alias);
+      before = await snapshotTree(fixture.base);
+      const entry = (path: string, access: string) => ({ path: { type: 'path', path: uri(path) }, access });
+      const context = (entries: unknown[]) => ({
+        permissions: { type: 'managed', network: 'restricted', file_system: { type: 'restricted', entries } },
+        windowsSandboxLevel: 'disabled',
+      });
+      const viaLink = context([entry(fixture.outside, 'write'), entry(join(alias, 'secret.txt'), 'deny')]);
+      const viaRoot = context([entry(alias, 'write'), entry(join(fixture.outside, 'secret.txt'), 'deny')]);
+      await expectRefused('fs/readFile', { path: uri(join(fixture.outside, 'secret.txt')) }, viaLink);
+      await expectRefused('fs/readFile', { path: uri(join(alias, 'secret.txt')) }, viaRoot);
     });
 
     it('a denied directory and a denied file are unreadable and unwritable', async () => {

@@ -411,6 +411,50 @@ describe('buildBwrapArgs refusals', () => {
     expect(error.kind).toBe('permission_denied');
   });
 
+  it.each([
+    [
+      'the deny spelled through a link, the root by its real path',
+      '/r/p',
+      '/l/p/secret',
+      '/r/p/secret',
+      '/r/p',
+    ],
+    [
+      'the root spelled through a link, the deny by its real path',
+      '/l/p',
+      '/r/p/secret',
+      '/r/p/secret',
+      '/r/p',
+    ],
+  ])(
+    'masks a denied file under every name the sandbox shows it by: %s',
+    (_case, root, deny, denyReal, rootReal) => {
+      // Nothing grants the deny by name, so the plan carries it as unshown.
+      const p = plan({
+        writableRoots: [{ root, readOnlySubpaths: [], protectedNames: [] }],
+        unshownDeniedPaths: [deny],
+      });
+      const crossed = (path: string, real: string): PathFact => ({
+        kind: 'file',
+        linkText: null,
+        symlinksCrossed: path === real ? [] : ['/l'],
+        ...(path === real ? {} : { real }),
+      });
+      const facts = factsFor(
+        p,
+        {
+          '/usr/bin/node': file,
+          '/opt/fs/helper.cjs': file,
+          [deny]: crossed(deny, denyReal),
+          [root]: { ...crossed(root, rootReal), kind: 'directory' },
+        },
+        [rootReal],
+      );
+      const args = buildBwrapArgs(p, facts, runtime).join(' ');
+      expect(args).toContain(`--ro-bind /dev/null /${root.split('/')[1]}/p/secret`);
+    },
+  );
+
   it('allows masks whose symlinks live outside every writable root', () => {
     const p = base({ deniedPaths: ['/etc/alternatives/secret'] });
     const args = buildBwrapArgs(

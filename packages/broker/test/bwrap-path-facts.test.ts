@@ -46,22 +46,26 @@ describe('collectPathFacts', () => {
       kind: 'directory',
       linkText: 'real',
       symlinksCrossed: [join(w, 'link')],
+      real: join(w, 'real'),
     });
     expect(fact(join(w, 'link', 'file.txt'))).toEqual({
       kind: 'file',
       linkText: null,
       symlinksCrossed: [join(w, 'link')],
+      real: join(w, 'real', 'file.txt'),
     });
     // `..` in a relative target climbs from the link's own directory.
     expect(fact(join(w, 'real', 'deep', 'up'))).toEqual({
       kind: 'file',
       linkText: '../../real/file.txt',
       symlinksCrossed: [join(w, 'real', 'deep', 'up')],
+      real: join(w, 'real', 'file.txt'),
     });
     expect(fact(join(root, 'abs-link', 'deep'))).toEqual({
       kind: 'directory',
       linkText: null,
       symlinksCrossed: [join(root, 'abs-link')],
+      real: join(w, 'real', 'deep'),
     });
     expect(fact(join(w, 'missing'))?.kind).toBe('missing');
     expect(fact(join(w, 'dangling'))).toEqual({

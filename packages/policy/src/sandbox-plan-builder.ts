@@ -49,6 +49,7 @@ export function buildSandboxPlan(resolved: SandboxedContext, os: HostOs): Sandbo
   const readableRoots: string[] = [];
   const readOnly = new Map<string, string[]>(writable.map((w) => [w, []]));
   const deniedPaths: string[] = [];
+  const unshownDeniedPaths: string[] = [];
   for (const point of points) {
     const here = decisionAt(point);
     const above = grantedAbove(point);
@@ -59,6 +60,8 @@ export function buildSandboxPlan(resolved: SandboxedContext, os: HostOs): Sandbo
         readableRoots.push(point);
     } else if (here === 'deny' && (above === 'read' || above === 'write')) {
       deniedPaths.push(point);
+    } else if (here === 'deny' && above === null) {
+      unshownDeniedPaths.push(point);
     }
   }
 
@@ -73,6 +76,7 @@ export function buildSandboxPlan(resolved: SandboxedContext, os: HostOs): Sandbo
     readableRoots: sortPaths(os, readableRoots),
     writableRoots,
     deniedPaths: sortPaths(os, deniedPaths),
+    ...(unshownDeniedPaths.length > 0 ? { unshownDeniedPaths: sortPaths(os, unshownDeniedPaths) } : {}),
     denyGlobs: [...new Set(denyGlobs)].sort(),
     cwd: resolved.cwd,
   };

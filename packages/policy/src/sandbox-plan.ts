@@ -15,6 +15,12 @@ export interface SandboxPlan {
   writableRoots: WritableRoot[];
   /** Paths denied outright (deny entries), native and absolute. The backend masks them. */
   deniedPaths: string[];
+  /**
+   * Deny entries that nothing grants by name (left out of `deniedPaths`). Through a symlink the same
+   * object may still be shown under a granted root's name; a backend that resolves paths on disk
+   * (bwrap) masks it there. Absent or empty when there are none.
+   */
+  unshownDeniedPaths?: string[];
   /** Deny-only glob patterns, absolute (relative ones resolved against cwd). */
   denyGlobs: string[];
   /** The sandbox cwd (native), when the context has one. */

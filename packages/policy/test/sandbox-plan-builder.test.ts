@@ -99,6 +99,8 @@ describe('buildSandboxPlan', () => {
       '/usr',
     ]);
     expect(result.deniedPaths).toEqual(['/ro/secret']);
+    // Kept apart: a symlink may show it under a granted name, which only the backend can see.
+    expect(result.unshownDeniedPaths).toEqual(['/elsewhere']);
   });
   it('keeps a readable root below an explicit deny', () => {
     const result = planOf(restricted(pathEntry('file:///d', 'deny'), pathEntry('file:///d/r', 'read')));

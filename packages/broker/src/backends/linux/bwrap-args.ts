@@ -5,6 +5,7 @@ import {
   joinPath,
   normalizeNativePath,
   pathStartsWith,
+  relativeSegments,
 } from '@fs-sandbox/policy/core';
 import type { HelperRuntime } from '../backend.js';
 import type { PathFact, PathFacts } from './path-facts.js';
@@ -66,6 +67,7 @@ export function bwrapFactPaths(
     .filter((mount) => mount.kind !== 'dev' && mount.kind !== 'proc')
     .map((mount) => mount.path);
   if (plan.cwd !== null) paths.push(plan.cwd);
+  paths.push(...(plan.unshownDeniedPaths ?? []));
   return paths;
 }
 
@@ -149,6 +151,18 @@ export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: Hel
         break;
     }
   }
+  const deniedNames = [
+    ...mounts.filter((mount) => mount.kind === 'deny').map((mount) => mount.path),
+    ...(plan.unshownDeniedPaths ?? []),
+  ];
+  for (const { path, directory } of otherSpellingsOfDenied(deniedNames, facts, emitted)) {
+    validatePath(path);
+    // Mounted last and always closed (0000): nothing deeper is granted through a second name.
+    if (directory) {
+      args.push('--perms', '0000', '--tmpfs', path);
+      remounts.push(path);
+    } else args.push('--ro-bind', EMPTY_DENY_FILE, path);
+  }
   for (const path of remounts) args.push('--remount-ro', path);
   if (!rootReadable) args.push('--remount-ro', '/');
 
@@ -160,6 +174,39 @@ export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: Hel
   args.push('--chdir', sandboxCwd(plan, rootReadable, facts, emitted));
   args.push('--', runtime.nodePath, runtime.helperBundle);
   return args;
+}
+
+/**
+ * A denied path may be visible in the sandbox under a second name when a symlink lies on either
+ * side: the deny spelled through a link (`/l/p/secret`, link `/l` -> `/r`) under a root bound by its
+ * real path (`/r/p`), or a root spelled through a link holding the deny's real path. The mask at the
+ * policy's spelling alone then covers nothing (it is skipped as not shown, or mounted elsewhere)
+ * and the file stays readable under the root's name. Returns the sandbox names of each denied
+ * path's real location inside every bound root, other than the names already masked.
+ */
+function otherSpellingsOfDenied(
+  denied: string[],
+  facts: PathFacts,
+  emitted: Mount[],
+): Array<{ path: string; directory: boolean }> {
+  const masked = new Set(emitted.filter((mount) => mount.kind === 'deny').map((mount) => mount.path));
+  const spellings = new Map<string, boolean>();
+  for (const deny of denied) {
+    const fact = factOf(facts, deny);
+    if (fact.kind === 'missing') continue;
+    const real = fact.real ?? deny;
+    for (const bound of emitted) {
+      if (bound.kind !== 'read' && bound.kind !== 'write') continue;
+      // A root recreated as a symlink shows its target's mount, which is masked on its own.
+      if (factOf(facts, bound.path).linkText !== null && bound.kind === 'read') continue;
+      const below = relativeSegments('linux', real, factOf(facts, bound.path).real ?? bound.path);
+      if (below === null) continue;
+      const name = joinPath('linux', bound.path, ...below);
+      const covered = [...masked].some((path) => pathStartsWith('linux', name, path));
+      if (!covered) spellings.set(name, fact.kind === 'directory');
+    }
+  }
+  return [...spellings.keys()].sort().map((path) => ({ path, directory: spellings.get(path) === true }));
 }
 
 function isRootReadable(plan: SandboxPlan): boolean {

@@ -33,6 +33,11 @@ export interface PathFact {
    * could rewrite.
    */
   symlinksCrossed: string[];
+  /**
+   * The fully resolved path when it differs from the path itself (a symlink was crossed): the
+   * sandbox may show that same file under another spelling, which a mask must cover too.
+   */
+  real?: string;
 }
 
 export interface PathFacts {
@@ -86,7 +91,9 @@ function factFor(path: string, links: LstatCache): PathFact {
   const linkText = lstatOf(path, links)?.isSymbolicLink() ? readLinkOrNull(path) : null;
   const resolved = resolveRecordingSymlinks(path, links);
   if (resolved.real === null) return { kind: 'missing', linkText, symlinksCrossed: resolved.symlinks };
-  return { kind: kindOf(resolved.real, links), linkText, symlinksCrossed: resolved.symlinks };
+  const fact: PathFact = { kind: kindOf(resolved.real, links), linkText, symlinksCrossed: resolved.symlinks };
+  if (resolved.real !== path) fact.real = resolved.real;
+  return fact;
 }
 
 /**
