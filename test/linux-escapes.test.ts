@@ -182,6 +182,23 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       await expectRefused('fs/readFile', { path: uri(join(alias, 'secret.txt')) }, viaRoot);
     });
 
+    it('a read-only entry spelled through a symlink keeps its real name read-only inside a writable root', async () => {
+      // `alias` -> `outside`: the root granted by its real name, the read entry through the link.
+      const alias = join(fixture.base, 'alias');
+      await symlink('outside', alias);
+      before = await snapshotTree(fixture.base);
+      const entry = (path: string, access: string) => ({ path: { type: 'path', path: uri(path) }, access });
+      const root = { path: { type: 'special', value: { kind: 'root' } }, access: 'read' };
+      const context = (entries: unknown[]) => ({
+        permissions: { type: 'managed', network: 'restricted', file_system: { type: 'restricted', entries } },
+        windowsSandboxLevel: 'disabled',
+      });
+      const grants = [entry(fixture.outside, 'write'), entry(join(alias, 'inner'), 'read')];
+      const target = { path: uri(join(fixture.outside, 'inner', 'd')), dataBase64: 'cHdu' };
+      await expectRefused('fs/writeFile', target, context(grants));
+      await expectRefused('fs/writeFile', target, context([root, ...grants]));
+    });
+
     it('a denied directory and a denied file are unreadable and unwritable', async () => {
       const { ws } = fixture;
       const dir = join(ws, 'denied-dir');

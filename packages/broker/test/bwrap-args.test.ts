@@ -455,6 +455,56 @@ describe('buildBwrapArgs refusals', () => {
     },
   );
 
+  it.each([
+    ['a readable root', { readableRoots: ['/l/p/docs'] }],
+    [
+      'full-disk read making the entry redundant',
+      { fullDiskRead: true, unshownReadOnlyPaths: ['/l/p/docs'] },
+    ],
+  ])(
+    're-binds a read-only entry spelled through a link under the writable root holding it: %s',
+    (_case, shape) => {
+      const p = plan({
+        ...shape,
+        writableRoots: [{ root: '/r/p', readOnlySubpaths: [], protectedNames: [] }],
+        deniedPaths: ['/r/p/docs/secret'],
+      });
+      const facts = factsFor(p, {
+        '/usr/bin/node': file,
+        '/opt/fs/helper.cjs': file,
+        '/l/p/docs': { kind: 'directory', linkText: null, symlinksCrossed: ['/l'], real: '/r/p/docs' },
+        '/r/p/docs/secret': file,
+      });
+      const args = buildBwrapArgs(p, facts, runtime).join(' ');
+      const bind = args.indexOf('--bind /r/p /r/p');
+      const alias = args.indexOf('--ro-bind /r/p/docs /r/p/docs');
+      const mask = args.indexOf('--ro-bind /dev/null /r/p/docs/secret');
+      // After the root's bind (else hidden by it), before the deny inside it (else it would unmask it).
+      expect(bind).toBeGreaterThan(-1);
+      expect(alias).toBeGreaterThan(bind);
+      expect(mask).toBeGreaterThan(alias);
+    },
+  );
+
+  it('does not re-bind a read-only entry whose real name is denied or missing', () => {
+    const p = plan({
+      fullDiskRead: true,
+      unshownReadOnlyPaths: ['/l/p/docs/inner', '/l/p/gone'],
+      writableRoots: [{ root: '/r/p', readOnlySubpaths: [], protectedNames: [] }],
+      deniedPaths: ['/r/p/docs'],
+    });
+    const facts = factsFor(p, {
+      '/usr/bin/node': file,
+      '/opt/fs/helper.cjs': file,
+      '/l/p/docs/inner': { ...dir, symlinksCrossed: ['/l'], real: '/r/p/docs/inner' },
+      '/l/p/gone': { ...missing, symlinksCrossed: ['/l'] },
+    });
+    const args = buildBwrapArgs(p, facts, runtime).join(' ');
+    expect(args).toContain('--tmpfs /r/p/docs');
+    expect(args).not.toContain('/r/p/docs/inner');
+    expect(args).not.toContain('/r/p/gone');
+  });
+
   it('allows masks whose symlinks live outside every writable root', () => {
     const p = base({ deniedPaths: ['/etc/alternatives/secret'] });
     const args = buildBwrapArgs(

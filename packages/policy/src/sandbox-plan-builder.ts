@@ -24,6 +24,7 @@ type SandboxedContext = Extract<ResolvedContext, { sandboxed: true }>;
  *   read inside a writable root    -> read-only subpath of the deepest such root
  *   read where nothing grants      -> readable root (when there is no full-disk read)
  *   deny inside something granted  -> denied path
+ *   other read / deny entries      -> unshown (a symlink may still give them a name a backend must cover)
  * Anything else is redundant and left out, so the plan holds no mount that changes nothing.
  * Output is sorted segment-wise, which keeps it deterministic for the backends' golden tests.
  */
@@ -50,6 +51,7 @@ export function buildSandboxPlan(resolved: SandboxedContext, os: HostOs): Sandbo
   const readOnly = new Map<string, string[]>(writable.map((w) => [w, []]));
   const deniedPaths: string[] = [];
   const unshownDeniedPaths: string[] = [];
+  const unshownReadOnlyPaths: string[] = [];
   for (const point of points) {
     const here = decisionAt(point);
     const above = grantedAbove(point);
@@ -58,6 +60,9 @@ export function buildSandboxPlan(resolved: SandboxedContext, os: HostOs): Sandbo
       if (owner !== null && above !== 'read') readOnly.get(owner)?.push(point);
       else if (owner === null && above !== 'read' && above !== 'write' && !fullDiskRead)
         readableRoots.push(point);
+      // `/` has no second name, and without a writable root no other spelling can be written.
+      else if (owner === null && writable.length > 0 && parentPath(os, point) !== null)
+        unshownReadOnlyPaths.push(point);
     } else if (here === 'deny' && (above === 'read' || above === 'write')) {
       deniedPaths.push(point);
     } else if (here === 'deny' && above === null) {
@@ -77,6 +82,7 @@ export function buildSandboxPlan(resolved: SandboxedContext, os: HostOs): Sandbo
     writableRoots,
     deniedPaths: sortPaths(os, deniedPaths),
     ...(unshownDeniedPaths.length > 0 ? { unshownDeniedPaths: sortPaths(os, unshownDeniedPaths) } : {}),
+    ...(unshownReadOnlyPaths.length > 0 ? { unshownReadOnlyPaths: sortPaths(os, unshownReadOnlyPaths) } : {}),
     denyGlobs: [...new Set(denyGlobs)].sort(),
     cwd: resolved.cwd,
   };

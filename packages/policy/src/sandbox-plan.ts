@@ -21,6 +21,13 @@ export interface SandboxPlan {
    * (bwrap) masks it there. Absent or empty when there are none.
    */
   unshownDeniedPaths?: string[];
+  /**
+   * Read entries outside every writable root by name that the plan otherwise drops (redundant
+   * under a read grant or full-disk read). Through a symlink the same object may lie inside a
+   * writable root under its real name; a backend that resolves paths on disk (bwrap) re-binds it
+   * read-only there. Absent when there are none.
+   */
+  unshownReadOnlyPaths?: string[];
   /** Deny-only glob patterns, absolute (relative ones resolved against cwd). */
   denyGlobs: string[];
   /** The sandbox cwd (native), when the context has one. */

@@ -102,6 +102,32 @@ describe('buildSandboxPlan', () => {
     // Kept apart: a symlink may show it under a granted name, which only the backend can see.
     expect(result.unshownDeniedPaths).toEqual(['/elsewhere']);
   });
+  it('keeps read entries outside every writable root apart when nothing else carries them', () => {
+    // A symlink may give them a real name inside a writable root, which only the backend can see.
+    const withRoot = planOf(
+      restricted(
+        special('root', 'read'),
+        pathEntry('file:///r/p', 'write'),
+        pathEntry('file:///l/p/docs', 'read'),
+        pathEntry('file:///r/p/ro', 'read'),
+      ),
+    );
+    expect(withRoot.fullDiskRead).toBe(true);
+    expect(withRoot.unshownReadOnlyPaths).toEqual(['/l/p/docs']);
+    const narrow = planOf(
+      restricted(
+        pathEntry('file:///r/p', 'write'),
+        pathEntry('file:///l', 'read'),
+        pathEntry('file:///l/p/docs', 'read'),
+      ),
+    );
+    expect(narrow.readableRoots).toContain('/l');
+    expect(narrow.unshownReadOnlyPaths).toEqual(['/l/p/docs']);
+    // Without a writable root no other spelling can be written.
+    expect(
+      planOf(restricted(special('root', 'read'), pathEntry('file:///l/p/docs', 'read'))).unshownReadOnlyPaths,
+    ).toBeUndefined();
+  });
   it('keeps a readable root below an explicit deny', () => {
     const result = planOf(restricted(pathEntry('file:///d', 'deny'), pathEntry('file:///d/r', 'read')));
     expect(result.readableRoots).toContain('/d/r');

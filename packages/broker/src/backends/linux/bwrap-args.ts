@@ -49,6 +49,8 @@ type MountKind = 'read' | 'write' | 'deny' | 'dev' | 'proc';
 interface Mount {
   path: string;
   kind: MountKind;
+  /** Set on another name of a read-only entry: the facts of what it names (no symlink in it). */
+  alias?: PathFact;
 }
 
 /** What a mount inherits from its nearest mounted ancestor (or the base layer) that is already read-only. */
@@ -67,7 +69,7 @@ export function bwrapFactPaths(
     .filter((mount) => mount.kind !== 'dev' && mount.kind !== 'proc')
     .map((mount) => mount.path);
   if (plan.cwd !== null) paths.push(plan.cwd);
-  paths.push(...(plan.unshownDeniedPaths ?? []));
+  paths.push(...(plan.unshownDeniedPaths ?? []), ...(plan.unshownReadOnlyPaths ?? []));
   return paths;
 }
 
@@ -89,7 +91,8 @@ export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: Hel
   const remounts: string[] = [];
   // Ancestors before descendants: a mount placed before the bind that contains it would be hidden
   // by that bind, so every mask comes after the bind it narrows.
-  for (const mount of sortAncestorsFirst(mounts)) {
+  const aliases = otherSpellingsOfReadOnly(plan, mounts, facts);
+  for (const mount of sortAncestorsFirst([...mounts, ...aliases])) {
     if (mount.kind === 'dev' || mount.kind === 'proc') {
       // A fresh devtmpfs-like /dev with only the safe nodes, and a procfs of the new pid namespace.
       args.push(mount.kind === 'dev' ? '--dev' : '--proc', mount.path);
@@ -106,7 +109,9 @@ export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: Hel
     // inside a deny, a deny of a path the sandbox does not show at all.
     if (mount.kind === 'read' && READ_ONLY_VIEWS.has(inherited)) continue;
     if (mount.kind === 'deny' && (inherited === 'hidden' || inherited === 'deny')) continue;
-    const fact = factOf(facts, mount.path);
+    // Another name only needs closing where a writable bind shows it; inside a deny it stays masked.
+    if (mount.alias !== undefined && inherited !== 'write') continue;
+    const fact = mount.alias ?? factOf(facts, mount.path);
     refuseRewritableSymlink(mount.path, fact, facts, writableRoots);
     // A missing path is never mounted: bwrap would create a placeholder for it on the host (inside a
     // writable bind) or fail. Missing deny/read-only paths under a writable root could then be
@@ -196,7 +201,8 @@ function otherSpellingsOfDenied(
     if (fact.kind === 'missing') continue;
     const real = fact.real ?? deny;
     for (const bound of emitted) {
-      if (bound.kind !== 'read' && bound.kind !== 'write') continue;
+      // A read-only entry's other name lies inside a write root, which this loop visits itself.
+      if ((bound.kind !== 'read' && bound.kind !== 'write') || bound.alias !== undefined) continue;
       // A root recreated as a symlink shows its target's mount, which is masked on its own.
       if (factOf(facts, bound.path).linkText !== null && bound.kind === 'read') continue;
       const below = relativeSegments('linux', real, factOf(facts, bound.path).real ?? bound.path);
@@ -207,6 +213,42 @@ function otherSpellingsOfDenied(
     }
   }
   return [...spellings.keys()].sort().map((path) => ({ path, directory: spellings.get(path) === true }));
+}
+
+/**
+ * A read-only entry spelled through a symlink (`/l/p/docs`, link `/l` -> `/r`) names an object that a
+ * writable root bound by its real path (`/r/p`) also shows, as `/r/p/docs`; mounting the entry under
+ * its own spelling alone (or not at all, when full-disk read makes it redundant) leaves that name
+ * writable. Returns a read-only mount for each such name inside a writable root that the plan does
+ * not mount already; the caller places it after the root's bind and keeps it only where that bind
+ * is what shows it.
+ */
+function otherSpellingsOfReadOnly(plan: SandboxPlan, mounts: Mount[], facts: PathFacts): Mount[] {
+  const planned = new Set(mounts.map((mount) => mount.path));
+  const entries = [
+    ...mounts.filter((mount) => mount.kind === 'read').map((mount) => mount.path),
+    ...(plan.unshownReadOnlyPaths ?? []),
+  ];
+  const aliases = new Map<string, Mount>();
+  for (const entry of entries) {
+    const fact = factOf(facts, entry);
+    if (fact.kind === 'missing') continue;
+    const real = fact.real ?? entry;
+    for (const root of mounts) {
+      if (root.kind !== 'write') continue;
+      const below = relativeSegments('linux', real, factOf(facts, root.path).real ?? root.path);
+      if (below === null) continue;
+      const path = joinPath('linux', root.path, ...below);
+      if (planned.has(path)) continue;
+      validatePath(path);
+      aliases.set(path, {
+        path,
+        kind: 'read',
+        alias: { kind: fact.kind, linkText: null, symlinksCrossed: [] },
+      });
+    }
+  }
+  return [...aliases.values()];
 }
 
 function isRootReadable(plan: SandboxPlan): boolean {
