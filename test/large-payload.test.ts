@@ -53,6 +53,8 @@ afterAll(async () => {
 class StreamingClient {
   private text = '';
   private big: { hash: ReturnType<typeof createHash>; carry: string; bytes: number } | null = null;
+  /** After the closing quote of the big string, the rest of its reply line (it may span chunks). */
+  private tail: string | null = null;
   private readonly lines: string[] = [];
   private waiting: (() => void) | null = null;
   bigResult: { sha256: string; bytes: number; suffix: string } | null = null;
@@ -87,6 +89,10 @@ class StreamingClient {
       this.decode(chunk);
       return;
     }
+    if (this.tail !== null) {
+      this.finishBigLine(chunk);
+      return;
+    }
     this.text += chunk;
     if (this.text.startsWith(this.bigPrefix)) {
       const rest = this.text.slice(this.bigPrefix.length);
@@ -113,11 +119,21 @@ class StreamingClient {
     if (quote === -1) return;
     this.bigResult = { sha256: big.hash.digest('hex'), bytes: big.bytes, suffix: '' };
     this.big = null;
-    const rest = chunk.slice(quote + 1);
-    const newline = rest.indexOf('\n');
-    this.bigResult.suffix = rest.slice(0, newline);
+    this.tail = '';
+    this.finishBigLine(chunk.slice(quote + 1));
+  }
+
+  private finishBigLine(chunk: string): void {
+    const line = (this.tail as string) + chunk;
+    const newline = line.indexOf('\n');
+    if (newline === -1) {
+      this.tail = line;
+      return;
+    }
+    this.tail = null;
+    (this.bigResult as NonNullable<typeof this.bigResult>).suffix = line.slice(0, newline);
     this.lines.push('<big reply>');
-    this.take(rest.slice(newline + 1));
+    this.take(line.slice(newline + 1));
   }
 }
 
