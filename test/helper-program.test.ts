@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeReply, encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
 import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
-import { LIMITS, nativeToPathUri } from '@fs-sandbox/policy/core';
+import { LIMITS, nativeToPathUri, type PathGuard } from '@fs-sandbox/policy/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -210,9 +210,15 @@ describe('helper program (node dist/helper.cjs)', () => {
       },
       windowsSandboxLevel: 'disabled',
     };
+    const guard: PathGuard = {
+      entries: [{ path: dir, reason: 'writable_root', rule: 'writable root' }],
+      denyGlobs: [],
+      deniedIdentities: [],
+    };
     const reply = await request({
       operation: 'fs/writeFile',
       params: { path: uri(join(dir, 'link')), dataBase64: 'eA==', sandbox },
+      guard,
     });
     expect(reply.status === 'error' && reply.payload.data.errorKind).toBe('symlink_escape');
     expect(readFileSync(join(dir, 'target'), 'utf8')).toBe('keep');

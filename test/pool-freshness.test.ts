@@ -12,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createBroker, type FsBroker, type LaunchSpec } from '@fs-sandbox/broker';
 import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
+import type { PathGuard } from '@fs-sandbox/policy';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { probeFreshness } from '../packages/broker/src/pool/freshness-probe.js';
 import { HelperProcess } from '../packages/broker/src/runner/helper-process.js';
@@ -67,14 +68,15 @@ async function controlHelper(
 ): Promise<{
   helper: HelperProcess;
   launch: LaunchSpec;
+  guard: PathGuard;
 }> {
-  const { launch } = await broker.prepareSandbox(sandbox);
+  const { launch, guard } = await broker.prepareSandbox(sandbox);
   const cut = launch.args.indexOf('--expect-mounts');
   const args = options.mountCheck || cut === -1 ? launch.args : launch.args.slice(0, cut);
   const helper = HelperProcess.start({ ...launch, args });
   stray.push(helper);
   await until(() => waitingHelpersUnder(helper.pid as number).length === 1, 'the control helper to wait');
-  return { helper, launch };
+  return { helper, launch, guard };
 }
 
 /** The control helper's run, with the freshness list a warm pool would send. */
@@ -87,10 +89,12 @@ function runWithFreshness(
   return helper.run({ ...request, freshness }, {});
 }
 
-function writeRequest(path: string, text: string, sandbox: unknown): HelperRequest {
+/** A write exactly as the broker would send it, guard included. */
+function writeRequest(path: string, text: string, sandbox: unknown, guard: PathGuard): HelperRequest {
   return {
     operation: 'fs/writeFile',
     params: { path: uri(path), dataBase64: '', sandbox },
+    guard,
     binary: { field: 'dataBase64', data: new Uint8Array(Buffer.from(text)) },
   };
 }
@@ -136,7 +140,10 @@ describe('a warm helper whose writable root was replaced', () => {
     expect(readdirSync(moved)).toEqual([]);
     expect(broker.poolStats()).toMatchObject({ staleRetries: 1, hits: 0 });
     // Without the device/inode comparison the old view silently takes the write.
-    const reply = await control.helper.run(writeRequest(join(ws, 'stale.txt'), 'misdirected', sandbox), {});
+    const reply = await control.helper.run(
+      writeRequest(join(ws, 'stale.txt'), 'misdirected', sandbox, control.guard),
+      {},
+    );
     expect(reply.status).toBe('ok');
     expect(readFileSync(join(moved, 'stale.txt'), 'utf8')).toBe('misdirected');
   });
@@ -160,7 +167,7 @@ describe('a warm helper whose writable root was replaced', () => {
     const reply = await runWithFreshness(
       control.helper,
       control.launch,
-      writeRequest(join(ws, 'stale.txt'), 'x', sandbox),
+      writeRequest(join(ws, 'stale.txt'), 'x', sandbox, control.guard),
     );
     expect(reply.status).toBe('error');
     expect(reply.status === 'error' && reply.payload.data.errorKind).toBe('permission_denied');
@@ -210,13 +217,20 @@ describe('a warm helper whose mask was replaced on the host', () => {
         () => null,
         (caught: unknown) => caught as { kind: string },
       );
-    expect(error?.kind).toBe('permission_denied');
+    // The retry's fresh helper refuses at use time, by the physical location of the name.
+    expect(error?.kind).toBe('protected_path');
     expect(readFileSync(join(ws, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/main\n');
     expect(broker.poolStats()).toMatchObject({ staleRetries: 1, hits: 0 });
+    // The hazard the mount check closes, shown with a guard that lacks its `.git` entry (the guard
+    // alone would refuse too): the stale view writes into the recreated, unprotected .git.
+    const rootsOnly = {
+      ...control.guard,
+      entries: control.guard.entries.filter((entry) => entry.reason === 'writable_root'),
+    };
     const reply = await runWithFreshness(
       control.helper,
       control.launch,
-      writeRequest(join(ws, '.git', 'HEAD'), 'evil', sandbox),
+      writeRequest(join(ws, '.git', 'HEAD'), 'evil', sandbox, rootsOnly),
     );
     expect(reply.status).toBe('ok');
     expect(readFileSync(join(ws, '.git', 'HEAD'), 'utf8')).toBe('evil');

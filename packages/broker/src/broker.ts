@@ -8,19 +8,18 @@ import {
   isHelperOperation,
   parseParams,
   type SandboxContext,
-  type SandboxPlan,
 } from '@fs-sandbox/policy';
-import type { LaunchSpec, SandboxBackend } from './backends/backend.js';
+import type { SandboxBackend } from './backends/backend.js';
 import { selectBackend } from './backends/select-backend.js';
 import type { Broker, CallInfo, CallOptions } from './broker-api.js';
 import type { PoolOptions } from './pool/pool-options.js';
 import { resolvePoolOptions } from './pool/pool-options.js';
 import type { PoolStats } from './pool/pool-stats.js';
 import { WarmPool } from './pool/warm-pool.js';
-import { precheckRequest } from './precheck.js';
+import { precheckPhysical, precheckRequest } from './precheck.js';
 import { routeFor, runRouted } from './routing.js';
 import { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
-import { type SandboxedContext, SandboxRunner } from './runner/sandbox-runner.js';
+import { type PreparedSandbox, type SandboxedContext, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
 
 export interface BrokerOptions {
@@ -62,8 +61,8 @@ export interface FsBroker extends Broker {
     params: unknown,
     options?: CallOptions,
   ): Promise<{ result: unknown; info: CallInfo }>;
-  /** The plan and the exact platform launch a sandbox context produces, without running it. */
-  prepareSandbox(sandbox: unknown): Promise<{ plan: SandboxPlan; launch: LaunchSpec }>;
+  /** The plan, the exact platform launch and the path guard a sandbox context produces, without running it. */
+  prepareSandbox(sandbox: unknown): Promise<PreparedSandbox>;
   /** The warm pool's counters and live helpers, or null when this broker has no pool. */
   poolStats(): PoolStats | null;
 }
@@ -104,9 +103,11 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       const route = routeFor(params.sandbox as SandboxContext | null | undefined, os);
       const { reply, info } = await runRouted(request, route, {
         inProcess: (inProcessRequest) => runRequest(inProcessRequest),
-        sandboxed: (sandboxedRequest, context) => {
+        sandboxed: async (sandboxedRequest, context) => {
           if (precheck) precheckRequest(method, params, context.profile, os);
-          return runner.run(sandboxedRequest, context, {
+          const prepared = await runner.prepare(context);
+          if (precheck) precheckPhysical(method, params, prepared.guard, os);
+          return runner.run(sandboxedRequest, prepared, {
             signal: callOptions.signal,
             timeoutMs: callOptions.timeoutMs ?? options.timeoutMs,
           });

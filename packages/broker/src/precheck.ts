@@ -1,23 +1,26 @@
 import {
+  assertWritable,
   checkAccess,
   FsError,
   type HelperOperation,
   type HostOs,
-  isRestrictedProfile,
+  isDeniedPath,
   joinPath,
+  type PathGuard,
   type PermissionProfile,
-  PROTECTED_METADATA_NAMES,
-  pathStartsWith,
+  parentPath,
   pathUriToNative,
+  splitNativePath,
 } from '@fs-sandbox/policy';
 import { assertPlainWindowsPath } from './backends/windows/windows-path-guard.js';
+import { realOrSelf } from './runner/path-guard.js';
 
 /**
- * Clear denials before any spawn. The kernel sandbox is the enforcement; this check only turns the
- * obvious refusals into errors that name the rule ("outside writable roots", "denied by entry …",
- * "protected metadata path .git") instead of a bare EROFS/ENOENT from inside the sandbox. It is
- * also what refuses writes to a missing deny path or a missing `.git` under a writable root, which
- * the bwrap backend cannot mask without creating a placeholder on the host.
+ * Clear denials before any spawn. This is not what enforces the policy: the kernel sandbox and the
+ * helper's physical check at use time are (a missing `.git` or deny path under a writable root,
+ * which bwrap cannot mask without a placeholder on the host, is refused by the helper's guard).
+ * This check only turns the obvious refusals into errors that name the rule ("outside writable
+ * roots", "denied by entry …", "protected metadata path .git") before any helper starts.
  */
 
 type Want = 'read' | 'write';
@@ -56,33 +59,43 @@ export function precheckRequest(
     const decision = checkAccess(profile, path, want, os);
     if (!decision.allowed) throw new FsError(decision.kind, `cannot ${want} ${path}: ${decision.rule}`);
   }
-  if (operation === 'fs/copy' && params.recursive === true && typeof params.destinationPath === 'string') {
-    refuseNarrowedInside(pathUriToNative(params.destinationPath, os), profile, os);
-  }
 }
 
+// `/proc/<pid>/root/x` is `/x` again, `/proc/self/fd/N/x` is whatever descriptor N holds: names
+// that say nothing about where they lead. The helper sees them resolved; the pre-check refuses them.
+const PROCFS_ALIAS =
+  /^\/proc\/(?:self|thread-self|\d+)(?:\/task\/\d+)?\/(?:root|cwd|fd|fdinfo|map_files|exe)(?:\/|$)|^\/dev\/(?:fd|stdin|stdout|stderr)(?:\/|$)/;
+
 /**
- * A recursive copy creates a whole tree below its destination, and only the destination itself is
- * checked above. A missing deny path, read-only entry or `.git` of a writable root inside that tree
- * has no mask in the sandbox (nothing is mounted over a missing path), so the copy would create
- * it; this check is what refuses it. (A deny glob cannot be enumerated this way; existing matches
- * in the source are masked and therefore skipped by the copy.)
+ * The second half of the pre-check, once the sandbox is prepared: each path resolved physically
+ * through its longest existing prefix (the last component of a write is not followed: the helper
+ * never writes through a link there) and judged by the request's path guard, so a loop-back
+ * symlink (`<root>/x -> <root>`) or a `/proc` alias gets the same early, clear refusal as the plain
+ * spelling. Still an early error only: the helper checks again, at use time, where it acts.
  */
-function refuseNarrowedInside(destination: string, profile: PermissionProfile, os: HostOs): void {
-  if (!isRestrictedProfile(profile)) return;
-  for (const entry of profile.file_system.entries) {
-    if (entry.path.type !== 'path') continue;
-    const root = pathUriToNative(entry.path.path, os);
-    const candidates = [root, ...PROTECTED_METADATA_NAMES.map((name) => joinPath(os, root, name))];
-    for (const path of candidates) {
-      if (path === destination || !pathStartsWith(os, path, destination)) continue;
-      const decision = checkAccess(profile, path, 'write', os);
-      if (!decision.allowed) {
-        throw new FsError(
-          decision.kind,
-          `cannot write ${path}: ${decision.rule} (fs/copy would create it inside ${destination})`,
-        );
-      }
+export function precheckPhysical(
+  operation: HelperOperation,
+  params: Record<string, unknown>,
+  guard: PathGuard,
+  os: HostOs,
+): void {
+  for (const [field, want] of ACCESS_BY_OPERATION[operation]) {
+    const uri = params[field];
+    if (typeof uri !== 'string') continue;
+    const path = pathUriToNative(uri, os);
+    if (os !== 'windows' && PROCFS_ALIAS.test(path)) {
+      throw new FsError(
+        'permission_denied',
+        `cannot ${want} ${path}: it names a file through a procfs alias; use the file's own path`,
+      );
+    }
+    if (want === 'write') {
+      const parent = parentPath(os, path);
+      const name = splitNativePath(os, path)?.segments.at(-1);
+      if (parent === null || name === undefined) continue;
+      assertWritable(guard, joinPath(os, realOrSelf(parent, os), name), path, os);
+    } else if (isDeniedPath(guard, realOrSelf(path, os), os)) {
+      throw new FsError('permission_denied', `cannot read ${path}: it leads to a denied path`);
     }
   }
 }

@@ -59,6 +59,7 @@ async function runCli(
           args: ['--tmpfs', '/', '--', '/usr/bin/node', 'h.cjs'],
           env: {},
         },
+        guard: { entries: [], denyGlobs: [], deniedIdentities: [] },
       };
     },
     poolStats: () => null,

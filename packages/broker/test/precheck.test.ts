@@ -1,6 +1,15 @@
-import { FsError, parseSandboxContext, resolveSandboxContext } from '@fs-sandbox/policy';
-import { describe, expect, it } from 'vitest';
-import { precheckRequest } from '../src/precheck.js';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  FsError,
+  nativeToPathUri,
+  type PathGuard,
+  parseSandboxContext,
+  resolveSandboxContext,
+} from '@fs-sandbox/policy';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { precheckPhysical, precheckRequest } from '../src/precheck.js';
 
 const context = parseSandboxContext({
   permissions: {
@@ -80,45 +89,6 @@ describe('precheckRequest', () => {
     );
   });
 
-  it('refuses a recursive copy that would create a denied, read-only or protected path inside its destination', () => {
-    const nested = resolveSandboxContext(
-      parseSandboxContext({
-        permissions: {
-          type: 'managed',
-          file_system: {
-            type: 'restricted',
-            entries: [
-              { path: { type: 'path', path: 'file:///r' }, access: 'read' },
-              { path: { type: 'path', path: 'file:///w' }, access: 'write' },
-              { path: { type: 'path', path: 'file:///w/dst/x.key' }, access: 'deny' },
-              { path: { type: 'path', path: 'file:///w/docs/ro' }, access: 'read' },
-              { path: { type: 'path', path: 'file:///w/proj/inner' }, access: 'write' },
-            ],
-          },
-        },
-      }),
-      'linux',
-    );
-    if (!nested.sandboxed) throw new Error('expected a sandboxed context');
-    const copy = (destination: string, recursive: boolean) => () =>
-      precheckRequest(
-        'fs/copy',
-        { sourcePath: 'file:///r/tree', destinationPath: destination, recursive },
-        nested.profile,
-        'linux',
-      );
-    expect(copy('file:///w/dst', true)).toThrow(
-      /^cannot write \/w\/dst\/x\.key: denied by entry file:\/\/\/w\/dst\/x\.key:deny \(fs\/copy would create it inside \/w\/dst\)$/,
-    );
-    expect(copy('file:///w/docs', true)).toThrow(/^cannot write \/w\/docs\/ro: outside writable roots/);
-    expect(copy('file:///w/proj', true)).toThrow(
-      /^cannot write \/w\/proj\/inner\/\.git: protected metadata path \.git/,
-    );
-    expect(copy('file:///w/other', true)).not.toThrow();
-    // A file copy creates nothing below its destination.
-    expect(copy('file:///w/dst', false)).not.toThrow();
-  });
-
   it.each([
     ['fs/readDirectory', 'read'],
     ['fs/walk', 'read'],
@@ -130,5 +100,80 @@ describe('precheckRequest', () => {
     expect(refusal(operation, { path: 'file:///elsewhere' }).message).toBe(
       `cannot ${want} /elsewhere: outside ${want === 'read' ? 'readable' : 'writable'} roots`,
     );
+  });
+});
+
+describe('precheckPhysical', () => {
+  let base: string;
+  let guard: PathGuard;
+  const uri = (path: string): string => nativeToPathUri(path, 'linux');
+
+  beforeAll(() => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), 'fs-precheck-')));
+    mkdirSync(join(base, 'ws'));
+    writeFileSync(join(base, 'ws', '.env'), 'secret');
+    symlinkSync('.', join(base, 'ws', 'loop'));
+    symlinkSync(join(base, 'ws'), join(base, 'ws', 'abs-loop'));
+    symlinkSync('.env', join(base, 'ws', 'env-link'));
+    const ws = join(base, 'ws');
+    guard = {
+      entries: [
+        { path: ws, reason: 'writable_root', rule: 'writable root' },
+        { path: join(ws, '.git'), reason: 'protected', rule: 'protected metadata path .git' },
+        { path: join(ws, '.env'), reason: 'denied', rule: `denied path ${join(ws, '.env')}` },
+      ],
+      denyGlobs: [],
+      deniedIdentities: [],
+    };
+  });
+
+  afterAll(() => {
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  function physicalRefusal(
+    operation: Parameters<typeof precheckPhysical>[0],
+    params: Record<string, unknown>,
+  ) {
+    try {
+      precheckPhysical(operation, params, guard, 'linux');
+    } catch (error) {
+      expect(error).toBeInstanceOf(FsError);
+      return error as FsError;
+    }
+    throw new Error('expected a refusal');
+  }
+
+  it('judges a write by where a loop-back link really leads', () => {
+    for (const link of ['loop', 'abs-loop']) {
+      const error = physicalRefusal('fs/copy', {
+        sourcePath: uri('/usr'),
+        destinationPath: uri(join(base, 'ws', link, '.git')),
+        recursive: true,
+      });
+      expect(error.kind).toBe('protected_path');
+      expect(error.message).toContain(`(it is ${join(base, 'ws', '.git')})`);
+      expect(physicalRefusal('fs/writeFile', { path: uri(join(base, 'ws', link, '.env')) }).kind).toBe(
+        'permission_denied',
+      );
+    }
+  });
+
+  it('refuses procfs aliases and reads that lead to a denied file', () => {
+    for (const path of [`/proc/self/root${base}/ws/.env`, '/proc/self/fd/3', '/proc/1/cwd/x', '/dev/fd/3']) {
+      expect(physicalRefusal('fs/readFile', { path: uri(path) }).message).toContain('procfs alias');
+    }
+    expect(physicalRefusal('fs/readFile', { path: uri(join(base, 'ws', 'env-link')) }).message).toContain(
+      'leads to a denied path',
+    );
+  });
+
+  it('lets a plain write inside the root, and the removal of a link, through', () => {
+    expect(() =>
+      precheckPhysical('fs/writeFile', { path: uri(join(base, 'ws', 'a.txt')) }, guard, 'linux'),
+    ).not.toThrow();
+    expect(() =>
+      precheckPhysical('fs/remove', { path: uri(join(base, 'ws', 'env-link')) }, guard, 'linux'),
+    ).not.toThrow();
   });
 });

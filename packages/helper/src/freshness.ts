@@ -68,12 +68,22 @@ const OWN_MOUNTINFO = '/proc/self/mountinfo';
  */
 export function checkMountPoints(expected: readonly string[], mountinfo: string = OWN_MOUNTINFO): void {
   if (expected.length === 0) return;
+  const mounted = readMountPoints(mountinfo);
+  // Without the mount table the view cannot be proven current: refuse (fail closed).
+  if (mounted === null) throw stale(expected[0] as string);
+  for (const path of expected) {
+    const real = realPathOrNull(path);
+    if (real === null || !mounted.has(real)) throw stale(path);
+  }
+}
+
+/** Every mount point of this process's mount namespace, or null where there is no mount table. */
+export function readMountPoints(mountinfo: string = OWN_MOUNTINFO): Set<string> | null {
   let text: string;
   try {
     text = readFileSync(mountinfo, 'utf8');
   } catch {
-    // Without the mount table the view cannot be proven current: refuse (fail closed).
-    throw stale(expected[0] as string);
+    return null;
   }
   const mounted = new Set<string>();
   for (const line of text.split('\n')) {
@@ -81,10 +91,7 @@ export function checkMountPoints(expected: readonly string[], mountinfo: string 
     const field = line.split(' ')[4];
     if (field !== undefined) mounted.add(unescapeMountField(field));
   }
-  for (const path of expected) {
-    const real = realPathOrNull(path);
-    if (real === null || !mounted.has(real)) throw stale(path);
-  }
+  return mounted;
 }
 
 /**

@@ -13,6 +13,8 @@ import {
   fstatSync,
   fsync as fsyncCallback,
   fsyncSync,
+  ftruncate as ftruncateCallback,
+  ftruncateSync,
   link as linkCallback,
   linkSync,
   lstat as lstatCallback,
@@ -135,14 +137,21 @@ const read = dual(
 );
 const write = dual(
   () =>
-    (fd: number, data: Uint8Array, offset: number, length: number): Promise<number> =>
+    (
+      fd: number,
+      data: Uint8Array,
+      offset: number,
+      length: number,
+      position: number | null,
+    ): Promise<number> =>
       new Promise((resolve, reject) => {
-        writeCallback(fd, data, offset, length, null, (error, bytesWritten) =>
+        writeCallback(fd, data, offset, length, position, (error, bytesWritten) =>
           error ? reject(error) : resolve(bytesWritten),
         );
       }),
   writeSync,
 );
+const ftruncate = dual(() => promisify(ftruncateCallback), ftruncateSync);
 const fstat = dual(() => promisify(fstatCallback), fstatSync);
 const fchmod = dual(() => promisify(fchmodCallback), fchmodSync);
 const fchown = dual(() => promisify(fchownCallback), fchownSync);
@@ -167,8 +176,20 @@ export class FileHandle {
   /** Writes all of `data` at the current position (a write may be partial; this loops until done). */
   async writeAll(data: Uint8Array): Promise<void> {
     for (let offset = 0; offset < data.length; ) {
-      offset += await write(this.fd, data, offset, data.length - offset);
+      offset += await write(this.fd, data, offset, data.length - offset, null);
     }
+  }
+
+  /** Writes all of `data` at byte `position` (pwrite), leaving the current position alone. */
+  async writeAllAt(data: Uint8Array, position: number): Promise<void> {
+    for (let offset = 0; offset < data.length; ) {
+      offset += await write(this.fd, data, offset, data.length - offset, position + offset);
+    }
+  }
+
+  /** Sets the length; growing it leaves a hole, which takes no disk space. */
+  truncate(length: number): Promise<void> {
+    return ftruncate(this.fd, length);
   }
 
   stat(): Promise<BigIntStats> {

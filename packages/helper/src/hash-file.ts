@@ -1,3 +1,6 @@
+import type { BigIntStats } from 'node:fs';
+import { FsError } from '@fs-sandbox/policy/core';
+import { displayPath } from './display-path.js';
 import { openRegularFile } from './open-regular-file.js';
 import { fromOsError } from './os-error.js';
 
@@ -5,15 +8,30 @@ const CHUNK_BYTES = 1024 * 1024;
 
 export interface FileDigest {
   sha256: string;
-  dev: bigint;
-  ino: bigint;
+  /** fstat of the file hashed, unchanged from before the first byte was read to after the last. */
+  stats: BigIntStats;
 }
 
-/** SHA-256 (lower-case hex) of a regular file's current content, with the identity of the file hashed. */
-export async function sha256OfFile(path: string, noFollow: boolean): Promise<FileDigest> {
+/** The fields that change when a file's content or identity does (nanosecond times, bigint stats). */
+export function sameVersion(a: BigIntStats, b: BigIntStats): boolean {
+  return (
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.size === b.size &&
+    a.mtimeNs === b.mtimeNs &&
+    a.ctimeNs === b.ctimeNs
+  );
+}
+
+/**
+ * SHA-256 (lower-case hex) of a regular file's current content, with the version of the file hashed.
+ * A file written to while it is read is refused (hash_mismatch): its hash would describe no version
+ * that ever existed.
+ */
+export async function sha256OfFile(path: string, access: string, noFollow: boolean): Promise<FileDigest> {
   // Loaded only when a hash is asked for: node:crypto costs start-up time every other request would pay.
   const { createHash } = await import('node:crypto');
-  const file = await openRegularFile(path, { noFollow });
+  const file = await openRegularFile(access, { noFollow, display: path });
   try {
     const hash = createHash('sha256');
     const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
@@ -24,7 +42,10 @@ export async function sha256OfFile(path: string, noFollow: boolean): Promise<Fil
       hash.update(chunk.subarray(0, bytesRead));
       position += bytesRead;
     }
-    return { sha256: hash.digest('hex'), dev: file.dev, ino: file.ino };
+    if (!sameVersion(file.stats, await file.handle.stat())) {
+      throw new FsError('hash_mismatch', `${displayPath(path)} changed while its hash was being computed`);
+    }
+    return { sha256: hash.digest('hex'), stats: file.stats };
   } catch (error) {
     throw fromOsError(error, path);
   } finally {

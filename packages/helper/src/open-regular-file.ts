@@ -1,5 +1,6 @@
+import type { BigIntStats } from 'node:fs';
 import { constants } from 'node:fs';
-import { FsError, fsPathArg } from '@fs-sandbox/policy/core';
+import { assertNotDeniedIdentity, FsError, fsPathArg, type PathGuard } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
 import { describeFileType } from './file-kind.js';
 import { type FileHandle, lstat, open, statfs } from './fs-async.js';
@@ -11,11 +12,17 @@ export interface RegularFile {
   dev: bigint;
   ino: bigint;
   mode: number;
+  /** fstat of the opened descriptor. */
+  stats: BigIntStats;
 }
 
 export interface OpenRegularFileOptions {
   /** Refuse a symlink leaf (symlink_escape) instead of following it. */
   noFollow?: boolean;
+  /** Refuse another name (a hard link) of a denied file: its identity is in the guard. */
+  guard?: PathGuard | null;
+  /** The name errors show when `path` is a descriptor-relative access path. */
+  display?: string;
 }
 
 // O_NONBLOCK: opening a FIFO without a writer (or a tty, or some devices) would otherwise block
@@ -55,35 +62,49 @@ export async function openRegularFile(
   path: string,
   options: OpenRegularFileOptions = {},
 ): Promise<RegularFile> {
+  const shown = options.display ?? path;
   const flags = BASE_FLAGS | (options.noFollow ? constants.O_NOFOLLOW : 0);
   let handle: FileHandle;
   try {
     handle = await open(fsPathArg(path), flags);
   } catch (error) {
-    throw await openFailure(error, path, options);
+    throw await openFailure(error, path, shown, options);
   }
   try {
     const stats = await handle.stat();
-    if (!stats.isFile()) throw notAFile(path, describeFileType(stats));
-    await refusePseudoFileSystem(handle, path);
-    return { handle, size: Number(stats.size), dev: stats.dev, ino: stats.ino, mode: Number(stats.mode) };
+    if (!stats.isFile()) throw notAFile(shown, describeFileType(stats));
+    await refusePseudoFileSystem(handle, path, shown);
+    assertNotDeniedIdentity(options.guard ?? null, stats, displayPath(shown));
+    return {
+      handle,
+      size: Number(stats.size),
+      dev: stats.dev,
+      ino: stats.ino,
+      mode: Number(stats.mode),
+      stats,
+    };
   } catch (error) {
     await handle.close();
-    throw fromOsError(error, path);
+    throw fromOsError(error, shown);
   }
 }
 
-async function openFailure(error: unknown, path: string, options: OpenRegularFileOptions): Promise<unknown> {
+async function openFailure(
+  error: unknown,
+  path: string,
+  shown: string,
+  options: OpenRegularFileOptions,
+): Promise<unknown> {
   // EISDIR (directories on some platforms) and ENXIO (a unix socket) say the file exists but is
   // not readable as a file; name what it is instead of the bare errno.
   if (hasErrno(error, 'EISDIR', 'ENXIO')) {
     const stats = await lstat(fsPathArg(path)).catch(() => null);
-    if (stats !== null) return notAFile(path, describeFileType(stats));
+    if (stats !== null) return notAFile(shown, describeFileType(stats));
   }
-  return fromOsError(error, path, { noFollow: options.noFollow === true });
+  return fromOsError(error, shown, { noFollow: options.noFollow === true });
 }
 
-async function refusePseudoFileSystem(handle: FileHandle, path: string): Promise<void> {
+async function refusePseudoFileSystem(handle: FileHandle, path: string, shown: string): Promise<void> {
   if (process.platform !== 'linux') return;
   // statfs of /proc/self/fd/N describes exactly the opened file, not whatever the path names now;
   // where /proc is not mounted, the path itself is the next best (and usually the same) answer.
@@ -92,5 +113,5 @@ async function refusePseudoFileSystem(handle: FileHandle, path: string): Promise
     (await statfs(fsPathArg(path)).catch(() => null));
   const name = info === null ? undefined : PSEUDO_FILE_SYSTEMS.get(info.type);
   if (name !== undefined)
-    throw notAFile(path, `on the ${name} pseudo file system, not a regular file on disk`);
+    throw notAFile(shown, `on the ${name} pseudo file system, not a regular file on disk`);
 }

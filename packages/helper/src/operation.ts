@@ -1,4 +1,4 @@
-import type { HostOs } from '@fs-sandbox/policy/core';
+import type { HostOs, PathGuard } from '@fs-sandbox/policy/core';
 import type { ReplyBinary } from './protocol.js';
 
 /** What every operation knows about the run besides its params. */
@@ -10,6 +10,11 @@ export interface OperationContext {
    * mean to be written through that name).
    */
   sandboxed: boolean;
+  /**
+   * The request's write rules, checked against the physical location of every path the operation
+   * creates, replaces or removes (null in-process, where no policy restricts anything).
+   */
+  guard: PathGuard | null;
 }
 
 export interface OperationOutcome {

@@ -1,4 +1,4 @@
-import type { HelperOperation, WireError } from '@fs-sandbox/policy/core';
+import type { HelperOperation, PathGuard, WireError } from '@fs-sandbox/policy/core';
 
 /**
  * The helper protocol (broker <-> helper), as values. On the wire a request is one JSON line on
@@ -26,6 +26,8 @@ export interface HelperRequest {
   operation: string;
   params: Record<string, unknown>;
   freshness?: FreshnessEntry[];
+  /** The write rules of a sandboxed request, checked on physical locations (see policy path-guard.ts). */
+  guard?: PathGuard;
   binary?: RequestBinary;
 }
 

@@ -7,6 +7,7 @@ import {
   toWireError,
 } from '@fs-sandbox/policy/core';
 import { checkFreshness, parseFreshness } from './freshness.js';
+import { parseGuard } from './guard-param.js';
 import type { Operation } from './operation.js';
 import { canonicalizeOperation } from './ops/canonicalize.js';
 import { copyOperation } from './ops/copy.js';
@@ -38,6 +39,14 @@ const OPERATIONS: Record<HelperOperation, Operation> = {
   'fs/readRange': readRangeOperation,
 };
 
+/** Operations that create, replace or remove files: the ones the path guard is for. */
+const CHANGES_FILES: ReadonlySet<HelperOperation> = new Set([
+  'fs/writeFile',
+  'fs/createDirectory',
+  'fs/remove',
+  'fs/copy',
+]);
+
 export interface RunOptions {
   /**
    * Treat the request as sandboxed whatever `params.sandbox` says (the program running inside a
@@ -54,12 +63,17 @@ export interface RunOptions {
  */
 export async function runRequest(request: unknown, options: RunOptions = {}): Promise<HelperReply> {
   try {
-    const { operation, params, freshness } = parseEnvelope(request);
+    const { operation, params, freshness, guard } = parseEnvelope(request);
     await checkFreshness(freshness);
     const context = {
       os: options.os ?? currentHostOs(),
       sandboxed: options.sandboxed === true || isRestrictedContext(params.sandbox),
+      guard,
     };
+    if (context.sandboxed && guard === null && CHANGES_FILES.has(operation)) {
+      // Inside a sandbox the physical checks are half the enforcement: never run without them.
+      throw new FsError('invalid_request', `a sandboxed ${operation} request needs its \`guard\``);
+    }
     const outcome = await OPERATIONS[operation].run(params, context);
     return {
       status: 'ok',
@@ -88,6 +102,7 @@ function parseEnvelope(request: unknown) {
     operation,
     params: withBinary(params, request.binary),
     freshness: parseFreshness(request.freshness),
+    guard: parseGuard(request.guard),
   };
 }
 

@@ -25,6 +25,7 @@ import {
   tempDir,
   tempLeftovers,
   uri,
+  writableGuard,
 } from './support.js';
 
 function copyParams(
@@ -198,6 +199,7 @@ describe('fs/copy', () => {
     const error = await fails(
       'fs/copy',
       copyParams(join(dir, 'src'), join(dir, 'dst'), false, { sandbox: RESTRICTED_SANDBOX }),
+      { guard: writableGuard(dir) },
     );
     expectKind(error, 'symlink_escape', -32600);
     expect(readFileSync(join(dir, 'victim'), 'utf8')).toBe('keep');

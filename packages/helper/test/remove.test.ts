@@ -12,6 +12,7 @@ import {
   symlinkAt,
   tempDir,
   uri,
+  writableGuard,
 } from './support.js';
 
 describe('fs/remove', () => {
@@ -68,7 +69,7 @@ describe('fs/remove', () => {
     const error = await fails(
       'fs/remove',
       { path: uri(join(dir, 'link', 'file')), sandbox: RESTRICTED_SANDBOX },
-      { sandboxed: true },
+      { sandboxed: true, guard: writableGuard(dir) },
     );
     expectKind(error, 'symlink_escape', -32600);
     expect(error.message).toContain(join(dir, 'link'));

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nativeToPathUri, type WireError } from '@fs-sandbox/policy/core';
+import { nativeToPathUri, type PathGuard, type WireError } from '@fs-sandbox/policy/core';
 import { afterEach, expect } from 'vitest';
 import type { HelperReply } from '../src/protocol.js';
 import { type RunOptions, runRequest } from '../src/run-request.js';
@@ -30,19 +30,34 @@ export function uri(path: string): string {
   return nativeToPathUri(path, 'linux');
 }
 
+/** Run options plus the path guard the broker would send with a sandboxed request. */
+export interface CallOptions extends RunOptions {
+  guard?: PathGuard;
+}
+
 export function call(
   operation: string,
   params: Record<string, unknown>,
-  options?: RunOptions,
+  options: CallOptions = {},
 ): Promise<HelperReply> {
-  return runRequest({ operation, params }, options);
+  const { guard, ...runOptions } = options;
+  return runRequest({ operation, params, ...(guard ? { guard } : {}) }, runOptions);
+}
+
+/** A guard that lets writes happen anywhere below `root` (a test's temporary directory). */
+export function writableGuard(root: string): PathGuard {
+  return {
+    entries: [{ path: realpathSync(root), reason: 'writable_root', rule: 'writable root' }],
+    denyGlobs: [],
+    deniedIdentities: [],
+  };
 }
 
 /** Runs an operation that must succeed and returns its response (and binary bytes, if any). */
 export async function ok(
   operation: string,
   params: Record<string, unknown>,
-  options?: RunOptions,
+  options?: CallOptions,
 ): Promise<{ response: Record<string, unknown>; data: Buffer | undefined }> {
   const reply = await call(operation, params, options);
   if (reply.status !== 'ok') throw new Error(`expected success, got ${JSON.stringify(reply.payload)}`);
@@ -53,7 +68,7 @@ export async function ok(
 export async function fails(
   operation: string,
   params: Record<string, unknown>,
-  options?: RunOptions,
+  options?: CallOptions,
 ): Promise<WireError> {
   const reply = await call(operation, params, options);
   if (reply.status !== 'error') throw new Error(`expected an error, got ${JSON.stringify(reply.payload)}`);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  appendFileSync,
   chmodSync,
   existsSync,
   linkSync,
@@ -25,6 +26,7 @@ import {
   tempDir,
   tempLeftovers,
   uri,
+  writableGuard,
 } from './support.js';
 
 function b64(text: string): string {
@@ -141,11 +143,15 @@ describe('fs/writeFile', () => {
       const dir = tempDir();
       writeFileSync(join(dir, 'target'), 'keep');
       symlinkAt('target', join(dir, 'link'));
-      const error = await fails('fs/writeFile', {
-        path: uri(join(dir, 'link')),
-        dataBase64: b64('evil'),
-        sandbox: RESTRICTED_SANDBOX,
-      });
+      const error = await fails(
+        'fs/writeFile',
+        {
+          path: uri(join(dir, 'link')),
+          dataBase64: b64('evil'),
+          sandbox: RESTRICTED_SANDBOX,
+        },
+        { guard: writableGuard(dir) },
+      );
       expectKind(error, 'symlink_escape', -32600);
       expect(readFileSync(join(dir, 'target'), 'utf8')).toBe('keep');
       expect(lstatSync(join(dir, 'link')).isSymbolicLink()).toBe(true);
@@ -158,7 +164,7 @@ describe('fs/writeFile', () => {
       const error = await fails(
         'fs/writeFile',
         { path: uri(join(dir, 'link')), dataBase64: b64('x') },
-        { sandboxed: true },
+        { sandboxed: true, guard: writableGuard(dir) },
       );
       expectKind(error, 'symlink_escape', -32600);
       expect(existsSync(join(dir, 'elsewhere'))).toBe(false);
@@ -283,6 +289,33 @@ describe('fs/writeFile', () => {
       });
       expectKind(error, 'hash_mismatch', -32600);
       expect(existsSync(join(dir, 'gone'))).toBe(false);
+    });
+
+    it('refuses an in-place edit of the same inode made after the hash was taken', async () => {
+      const dir = tempDir();
+      const target = join(dir, 'f');
+      writeFileSync(target, 'v1');
+      const inode = statSync(target).ino;
+      // Large enough that filling and flushing the temporary file leaves time to edit the target.
+      const data = Buffer.alloc(64 * 1024 * 1024, 'n');
+      const pending = runRequest({
+        operation: 'fs/writeFile',
+        params: { path: uri(target), dataBase64: data.toString('base64'), expectedSha256: sha256('v1') },
+      });
+      // The temporary file appears once the hash matched; then someone edits the target in place.
+      let edited = false;
+      while (!edited) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (readdirSync(dir).some((name) => name.startsWith('.fs-sandbox-'))) {
+          appendFileSync(target, ' edited');
+          edited = true;
+        }
+      }
+      const reply = await pending;
+      expect(reply.status === 'error' && reply.payload.data.errorKind).toBe('hash_mismatch');
+      expect(readFileSync(target, 'utf8')).toBe('v1 edited');
+      expect(statSync(target).ino).toBe(inode);
+      expect(tempLeftovers(dir)).toEqual([]);
     });
 
     it('rejects a value that is not 64 hex digits', async () => {

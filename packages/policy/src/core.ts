@@ -9,5 +9,6 @@ export * from './limits.js';
 export * from './methods.js';
 export * from './native-path.js';
 export * from './path-bytes.js';
+export * from './path-guard.js';
 export * from './path-uri.js';
 export * from './request-bounds.js';

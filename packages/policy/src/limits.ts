@@ -35,5 +35,15 @@ export const LIMITS = {
    * this depth below a pattern's literal prefix for `**`.
    */
   denyGlobScanMaxEntries: 20_000,
+  /**
+   * Entries one recursive fs/remove or fs/copy may hold. The tree is walked whole before anything is
+   * changed (to refuse what cannot complete), and its listings are kept while it is walked.
+   */
+  treeMaxEntries: 1_000_000,
+  /**
+   * Bytes one fs/copy may write (allocated size: a sparse file counts its data, not its holes). A
+   * larger copy is refused before it starts.
+   */
+  copyMaxBytes: 8 * 1024 * 1024 * 1024,
   denyGlobScanMaxDepth: 32,
 } as const;

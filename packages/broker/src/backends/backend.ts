@@ -27,6 +27,8 @@ export interface LaunchSpec {
    * differs. Absent when the backend binds nothing (its sandbox re-resolves paths on every access).
    */
   freshnessRoots?: string[];
+  /** Existing paths the backend masked because a deny glob matched them (their identities are denied too). */
+  denyGlobMatches?: string[];
 }
 
 export type BackendName = 'bwrap' | 'seatbelt' | 'restricted-token';

@@ -2,10 +2,13 @@ import { lstat, realpath } from 'node:fs/promises';
 import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
 import { FsError, filterHelperEnv, type HostOs, minimalReadRootCandidates } from '@fs-sandbox/policy';
 import type { HelperRuntime } from '../backends/backend.js';
+import { ownCodePaths } from './own-code.js';
 
 /** The helper runtime plus the platform minimal roots that exist on this host. */
 export interface ResolvedHelperRuntime extends HelperRuntime {
   minimalRootsPresent: string[];
+  /** The broker's own installation (real paths), read-only in every sandbox whose writable roots hold it. */
+  ownCode: string[];
 }
 
 /**
@@ -38,6 +41,7 @@ export async function resolveHelperRuntime(
     helperBundle,
     env: filterHelperEnv(env, os),
     minimalRootsPresent: present.filter((root): root is string => root !== null),
+    ownCode: ownCodePaths(helperBundle, nodePath),
   };
 }
 

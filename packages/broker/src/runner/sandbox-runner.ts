@@ -2,12 +2,14 @@ import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
 import {
   buildSandboxPlan,
   type HostOs,
+  type PathGuard,
   type ResolvedContext,
   type SandboxPlan,
   widenForHelperRuntime,
 } from '@fs-sandbox/policy';
 import type { BackendName, LaunchSpec, SandboxBackend } from '../backends/backend.js';
 import type { ResolvedHelperRuntime } from './helper-runtime.js';
+import { buildPathGuard, protectHostPaths } from './path-guard.js';
 import type { HelperLauncher, RunHelperOptions } from './spawn-helper.js';
 
 /** Distinct contexts whose plans are kept (an agent uses a handful). */
@@ -22,6 +24,12 @@ export interface SandboxRunnerDeps {
   backendFor(context: SandboxedContext): SandboxBackend;
   runtime(): Promise<ResolvedHelperRuntime>;
   launcher: HelperLauncher;
+}
+
+export interface PreparedSandbox {
+  plan: SandboxPlan;
+  launch: LaunchSpec;
+  guard: PathGuard;
 }
 
 export interface SandboxRun {
@@ -43,12 +51,22 @@ export class SandboxRunner {
 
   constructor(private readonly deps: SandboxRunnerDeps) {}
 
-  /** The plan and launch for a context, without running anything (`fs-sandbox explain`, doctor). */
-  async prepare(context: SandboxedContext): Promise<{ plan: SandboxPlan; launch: LaunchSpec }> {
+  /**
+   * The plan, launch and path guard for a context, without running anything (`fs-sandbox
+   * explain`, doctor, the pre-check). The host is read again each time: the cached plan gets the
+   * read-only paths the host calls for now (`.git` pointers, the broker's own code), and the guard
+   * is built from exactly what the backend mounted.
+   */
+  async prepare(context: SandboxedContext): Promise<PreparedSandbox> {
     const backend = this.deps.backendFor(context);
     const runtime = await this.deps.runtime();
-    const plan = this.planFor(context, runtime);
-    return { plan, launch: await backend.prepare(plan, runtime) };
+    const host = protectHostPaths(this.planFor(context, runtime), runtime.ownCode, this.deps.os);
+    const launch = await backend.prepare(host.plan, runtime);
+    return {
+      plan: host.plan,
+      launch,
+      guard: buildPathGuard(host.plan, host.extra, launch.denyGlobMatches ?? []),
+    };
   }
 
   private planFor(context: SandboxedContext, runtime: ResolvedHelperRuntime): SandboxPlan {
@@ -72,12 +90,16 @@ export class SandboxRunner {
     return plan;
   }
 
+  /** Runs the request under a sandbox `prepare` made; the helper gets the guard with it. */
   async run(
     request: HelperRequest,
-    context: SandboxedContext,
+    prepared: PreparedSandbox,
     options: RunHelperOptions,
   ): Promise<SandboxRun> {
-    const { launch } = await this.prepare(context);
-    return { reply: await this.deps.launcher(launch, request, options), backend: launch.backend };
+    const { launch, guard } = prepared;
+    return {
+      reply: await this.deps.launcher(launch, { ...request, guard }, options),
+      backend: launch.backend,
+    };
   }
 }

@@ -1,19 +1,23 @@
 import type { BigIntStats } from 'node:fs';
 import {
+  assertNotDeniedIdentity,
   decodePathBytes,
   FsError,
   fsPathArg,
   type HostOs,
   joinPath,
+  LIMITS,
+  type PathGuard,
   parentPath,
   pathStartsWith,
   splitNativePath,
 } from '@fs-sandbox/policy/core';
 import { atomicWrite } from '../atomic-write.js';
 import { childPath } from '../child-path.js';
-import { DeepPaths } from '../deep-paths.js';
+import { type DirectoryAnchor, locateName, openDirectory } from '../directory-anchor.js';
 import { displayPath } from '../display-path.js';
 import { describeFileType } from '../file-kind.js';
+import { readMountPoints } from '../freshness.js';
 import {
   type FileHandle,
   lstat,
@@ -24,29 +28,37 @@ import {
   symlink,
   unlink,
 } from '../fs-async.js';
-import { listDirectory } from '../list-directory.js';
 import { openRegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { pathParam, requiredBoolean } from '../params.js';
 import { TEMP_NAME_ATTEMPTS, tempSiblingName } from '../temp-name.js';
-import { resolveWriteTarget, type WriteTarget } from '../write-target.js';
+import { type GuardScope, TreeGuard } from '../tree-guard.js';
+import { type WalkEntry, walkTree } from '../tree-walk.js';
+import { type WriteTarget, withWriteTarget } from '../write-target.js';
 
 export interface CopyOptions {
   os: HostOs;
   recursive: boolean;
   sandboxed: boolean;
+  guard: PathGuard | null;
 }
 
 const CHUNK_BYTES = 1024 * 1024;
 // As for writeFile: setuid/setgid bits are not handed to a copy.
 const KEPT_MODE_BITS = 0o1777;
-const EVERYTHING = Number.MAX_SAFE_INTEGER;
+// A sparse copy skips zeros in runs of this size (a multiple of every common file-system block).
+const HOLE_GRANULE = 64 * 1024;
+const EMPTY_GRANULE = Buffer.alloc(HOLE_GRANULE);
 
 /**
  * Copies a regular file, a symlink (as a link, never followed) or, with `recursive`, a directory
  * tree. FIFOs, sockets and devices are refused as the source and skipped inside a tree: copying
- * one would block on it or read a device's endless stream.
+ * one would block on it or read a device's endless stream (a denied file masked by the sandbox is
+ * such a device, so it is skipped too). Every name the copy creates is checked by the guard on its
+ * physical location; a tree is walked whole first, so a copy that would create a protected,
+ * denied or read-only path, or write more than LIMITS.copyMaxBytes, is refused before anything
+ * is created.
  */
 export async function copyAt(source: string, destination: string, options: CopyOptions): Promise<void> {
   const stats = await lstat(fsPathArg(source), { bigint: true }).catch((error: unknown) => {
@@ -57,26 +69,46 @@ export async function copyAt(source: string, destination: string, options: CopyO
       throw new FsError('invalid_request', 'fs/copy requires recursive: true when sourcePath is a directory');
     }
     await refuseCopyIntoItself(source, destination, options.os);
-    await copyTree(source, destination, options.os);
+    await copyTree(source, destination, options);
     return;
   }
-  if (stats.isSymbolicLink()) {
-    await copySymlink(source, await topLevelTarget(destination, options), options.os);
-    return;
+  if (!stats.isSymbolicLink() && !stats.isFile()) {
+    throw new FsError(
+      'not_regular_file',
+      `fs/copy only supports regular files, directories, and symlinks: \`${displayPath(source)}\` is ${describeFileType(stats)}`,
+    );
   }
-  if (stats.isFile()) {
-    await copyFile(source, await topLevelTarget(destination, options), options.os);
-    return;
-  }
-  throw new FsError(
-    'not_regular_file',
-    `fs/copy only supports regular files, directories, and symlinks: \`${displayPath(source)}\` is ${describeFileType(stats)}`,
+  const budget = new ByteBudget(source);
+  await withWriteTarget(
+    destination,
+    { os: options.os, refuseSymlinkLeaf: options.sandboxed, guard: options.guard },
+    async (target) => {
+      if (stats.isSymbolicLink()) await copySymlink(source, source, target, options.os);
+      else await copyFile(source, source, target, options, budget);
+    },
   );
 }
 
-/** The destination name of a single-item copy: as for writeFile, a sandboxed copy never writes through a symlink leaf. */
-function topLevelTarget(destination: string, options: CopyOptions): Promise<WriteTarget> {
-  return resolveWriteTarget(destination, { os: options.os, refuseSymlinkLeaf: options.sandboxed });
+/** Bytes a copy has allocated so far, against LIMITS.copyMaxBytes. */
+class ByteBudget {
+  private used = 0;
+
+  constructor(private readonly what: string) {}
+
+  spend(bytes: number): void {
+    this.used += bytes;
+    if (this.used > LIMITS.copyMaxBytes) {
+      throw new FsError(
+        'file_too_large',
+        `cannot copy ${displayPath(this.what)}: it would write more than ${LIMITS.copyMaxBytes} bytes (fs/copy's limit)`,
+      );
+    }
+  }
+}
+
+/** What a file will occupy once copied: its data, not its holes. */
+function allocatedBytes(stats: BigIntStats): number {
+  return Math.min(Number(stats.size), Number(stats.blocks) * 512);
 }
 
 /**
@@ -110,42 +142,70 @@ async function physicalPath(path: string, os: HostOs): Promise<string> {
   return path;
 }
 
-async function copyFile(sourceAccess: string, target: WriteTarget, os: HostOs): Promise<void> {
+/** Copies the regular file at `sourceAccess` into `target` (atomically, through a temp name). */
+async function copyFile(
+  sourceAccess: string,
+  sourceDisplay: string,
+  target: WriteTarget,
+  options: CopyOptions,
+  budget: ByteBudget,
+): Promise<void> {
   // O_NOFOLLOW: the source was seen as a regular file; if a symlink replaced it since, refuse.
-  const from = await openRegularFile(sourceAccess, { noFollow: true });
+  const from = await openRegularFile(sourceAccess, {
+    noFollow: true,
+    guard: options.guard,
+    display: sourceDisplay,
+  });
   try {
+    const allocated = allocatedBytes(from.stats);
+    budget.spend(allocated);
+    const sparse = allocated < from.size;
     await atomicWrite(target, {
-      os,
+      os: options.os,
       createOnly: false,
       mode: from.mode & KEPT_MODE_BITS,
       durable: false,
-      fill: (to) => copyData(from.handle, to),
+      fill: (to) => copyData(from.handle, to, from.size, sparse),
     });
   } finally {
     await from.handle.close();
   }
 }
 
-async function copyData(from: FileHandle, to: FileHandle): Promise<void> {
+/**
+ * Copies `size` bytes. A sparse source keeps its holes: runs of zeros are skipped instead of
+ * written and the length is set at the end, so a 4 GiB file with a few bytes of data does not
+ * become 4 GiB on disk. Bytes past `size` (the file grew since it was measured) are not copied.
+ */
+async function copyData(from: FileHandle, to: FileHandle, size: number, sparse: boolean): Promise<void> {
   const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-  for (let position = 0; ; ) {
-    const { bytesRead } = await from.read(chunk, 0, chunk.length, position);
-    if (bytesRead === 0) return;
-    await to.writeAll(chunk.subarray(0, bytesRead));
+  let position = 0;
+  while (position < size) {
+    const { bytesRead } = await from.read(chunk, 0, Math.min(chunk.length, size - position), position);
+    if (bytesRead === 0) break;
+    if (!sparse) await to.writeAllAt(chunk.subarray(0, bytesRead), position);
+    else {
+      for (let offset = 0; offset < bytesRead; offset += HOLE_GRANULE) {
+        const data = chunk.subarray(offset, Math.min(offset + HOLE_GRANULE, bytesRead));
+        if (!data.equals(EMPTY_GRANULE.subarray(0, data.length)))
+          await to.writeAllAt(data, position + offset);
+      }
+    }
     position += bytesRead;
   }
+  if (sparse) await to.truncate(position);
 }
 
 /** Recreates the link (its target bytes exactly) under a temp name, then renames it into place. */
 async function copySymlink(
-  source: string,
+  sourceAccess: string,
+  sourceDisplay: string,
   target: WriteTarget,
   os: HostOs,
-  sourceAccess: string = source,
 ): Promise<void> {
   const linkTarget = await readlink(fsPathArg(sourceAccess), { encoding: 'buffer' }).catch(
     (error: unknown) => {
-      throw fromOsError(error, source);
+      throw fromOsError(error, sourceDisplay);
     },
   );
   const name = target.access ?? target.path;
@@ -176,79 +236,150 @@ async function copySymlink(
 }
 
 /** Creates a directory of the copy, or accepts an existing real directory (a copy merges into it). */
-async function makeDirectory(path: string, access: string): Promise<BigIntStats> {
+async function makeDirectory(
+  access: string,
+  path: string,
+  os: HostOs,
+  physical?: string,
+): Promise<DirectoryAnchor> {
   try {
     await mkdir(fsPathArg(access));
   } catch (error) {
     if (!hasErrno(error, 'EEXIST')) throw fromOsError(error, path);
   }
-  const stats = await lstat(fsPathArg(access), { bigint: true }).catch((error: unknown) => {
-    throw fromOsError(error, path);
-  });
   // A symlink at a directory's name is not merged into: files would land wherever it points.
-  if (!stats.isDirectory()) {
-    throw new FsError('already_exists', `${displayPath(path)} already exists and is not a directory`);
-  }
-  return stats;
+  return await openDirectory(access, os, {
+    noFollow: true,
+    display: path,
+    ...(physical === undefined ? {} : { physical }),
+  }).catch((error: unknown) => {
+    if (error instanceof FsError && (error.kind === 'symlink_escape' || error.kind === 'not_directory')) {
+      throw new FsError('already_exists', `${displayPath(path)} already exists and is not a directory`);
+    }
+    throw error;
+  });
 }
 
-interface PendingCopy {
-  source: string;
-  destination: string;
+/** Where an entry of the source tree lands. */
+interface Landing {
+  /** Physical path of the destination directory (the survey's view). */
+  physical: string;
+  /** The destination directory as the request spells it. */
+  display: string;
+  guard: GuardScope;
+  /** The opened destination directory (the copy pass only). */
+  directory: DirectoryAnchor | null;
+}
+
+function copiable(stats: BigIntStats): boolean {
+  return stats.isFile() || stats.isSymbolicLink();
+}
+
+function tooMany(path: string): () => FsError {
+  return () =>
+    new FsError(
+      'invalid_request',
+      `cannot copy ${displayPath(path)}: it holds more than ${LIMITS.treeMaxEntries} entries; copy it in parts`,
+    );
 }
 
 /**
- * Depth-first and iterative, so a 5 000-level tree needs no call stack; deep paths are re-rooted on
- * both sides (deep-paths.ts). The copy's own root is never descended into even if it appears
- * inside the source after the check (a race), and a source directory seen twice (a looping bind
- * mount) is copied once.
+ * Two walks of the source (tree-walk.ts: directories opened without following links): the first
+ * checks every name the copy would create and adds up its bytes, touching nothing; the second
+ * copies, checking each name again as it creates it. The copy's own destination is never descended
+ * into even if it appears inside the source meanwhile, and a source directory seen twice on one
+ * path (a looping bind mount) is copied once.
  */
-async function copyTree(sourceRoot: string, destinationRoot: string, os: HostOs): Promise<void> {
-  const sources = new DeepPaths(os);
-  const destinations = new DeepPaths(os);
-  const copyRoot = await makeDirectory(destinationRoot, destinationRoot);
-  const copyIdentity = `${copyRoot.dev}:${copyRoot.ino}`;
-  const rootStats = await lstat(fsPathArg(sourceRoot), { bigint: true }).catch((error: unknown) => {
-    throw fromOsError(error, sourceRoot);
+async function copyTree(source: string, destination: string, options: CopyOptions): Promise<void> {
+  const { os } = options;
+  const sourceRoot = await openDirectory(source, os, { noFollow: true, display: source });
+  const located = await locateName(destination, os).catch(async (error: unknown) => {
+    await sourceRoot.close();
+    throw error;
   });
-  const seen = new Set([`${rootStats.dev}:${rootStats.ino}`]);
-  const stack: PendingCopy[] = [{ source: sourceRoot, destination: destinationRoot }];
+  // Destination directories still open (closed on leave, or all at once if the copy fails).
+  const open = new Set<DirectoryAnchor>();
   try {
-    for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-      const sourceAccess = await sources.reach(item.source);
-      const destinationAccess = await destinations.reach(item.destination);
-      if (item.source !== sourceRoot) await makeDirectory(item.destination, destinationAccess);
-      const listing = await listDirectory(item.source, EVERYTHING, sourceAccess);
-      for (const entry of listing.entries) {
-        const source = childPath(os, item.source, entry.name);
-        const destination = childPath(os, item.destination, entry.name);
-        const childAccess = await sources.reach(source);
-        const stats = await lstat(fsPathArg(childAccess), { bigint: true }).catch((error: unknown) => {
-          // Removed while we copy: there is nothing left to copy.
-          if (hasErrno(error, 'ENOENT')) return null;
-          throw fromOsError(error, source);
-        });
-        if (stats === null) continue;
-        if (stats.isDirectory()) {
-          const identity = `${stats.dev}:${stats.ino}`;
-          if (identity === copyIdentity || seen.has(identity)) continue;
-          seen.add(identity);
-          stack.push({ source, destination });
-          continue;
-        }
-        if (!stats.isFile() && !stats.isSymbolicLink()) continue;
-        const target: WriteTarget = {
-          path: destination,
-          access: await destinations.reach(destination),
-          existing: null,
-        };
-        if (stats.isFile()) await copyFile(childAccess, target, os);
-        else await copySymlink(source, target, os, childAccess);
-      }
-    }
+    const guard = new TreeGuard(options.guard, os, located.physical, readMountPoints());
+    guard.check(located.physical, destination, 'create', { entries: true, globs: true });
+    const landing = (
+      physical: string,
+      display: string,
+      directory: DirectoryAnchor | null,
+      parent: Landing | null,
+    ): Landing => ({ physical, display, guard: guard.scope(physical, parent?.guard ?? null), directory });
+    const check = (parent: Landing, entry: WalkEntry): string => {
+      const physical = childPath(os, parent.physical, entry.name);
+      guard.check(physical, childPath(os, parent.display, entry.name), 'create', parent.guard);
+      return physical;
+    };
+    const walk = { os, maxEntries: LIMITS.treeMaxEntries, tooMany: tooMany(source), onLoop: 'skip' } as const;
+    const planned = new ByteBudget(source);
+    await walkTree(
+      sourceRoot,
+      source,
+      landing(located.physical, destination, null, null),
+      {
+        async enter(parent, entry) {
+          return landing(check(parent, entry), childPath(os, parent.display, entry.name), null, parent);
+        },
+        async visit(parent, entry) {
+          if (!copiable(entry.stats)) return;
+          check(parent, entry);
+          assertNotDeniedIdentity(options.guard, entry.stats, displayPath(entry.display));
+          if (entry.stats.isFile()) planned.spend(allocatedBytes(entry.stats));
+        },
+        async leave() {},
+      },
+      walk,
+    );
+
+    const copyRoot = await makeDirectory(located.access, destination, os);
+    open.add(copyRoot);
+    const copyIdentity = await copyRoot.identity();
+    const budget = new ByteBudget(source);
+    await walkTree(
+      sourceRoot,
+      source,
+      landing(copyRoot.physical, destination, copyRoot, null),
+      {
+        async enter(parent, entry) {
+          if (`${entry.stats.dev}:${entry.stats.ino}` === copyIdentity) return null;
+          const physical = check(parent, entry);
+          const display = childPath(os, parent.display, entry.name);
+          const directory = await makeDirectory(
+            (parent.directory as DirectoryAnchor).child(entry.name),
+            display,
+            os,
+            physical,
+          );
+          open.add(directory);
+          return landing(physical, display, directory, parent);
+        },
+        async visit(parent, entry, from) {
+          if (!copiable(entry.stats)) return;
+          check(parent, entry);
+          const target: WriteTarget = {
+            path: childPath(os, parent.display, entry.name),
+            access: (parent.directory as DirectoryAnchor).child(entry.name),
+            existing: null,
+          };
+          if (entry.stats.isFile())
+            await copyFile(from.child(entry.name), entry.display, target, options, budget);
+          else await copySymlink(from.child(entry.name), entry.display, target, os);
+        },
+        async leave(context) {
+          if (context.directory === null || context.directory === copyRoot) return;
+          open.delete(context.directory);
+          await context.directory.close();
+        },
+      },
+      walk,
+    );
   } finally {
-    await sources.close();
-    await destinations.close();
+    for (const directory of open) await directory.close();
+    await located.parent.close();
+    await sourceRoot.close();
   }
 }
 
@@ -257,7 +388,12 @@ export const copyOperation: Operation = {
     const source = pathParam(params, 'sourcePath', context.os);
     const destination = pathParam(params, 'destinationPath', context.os);
     const recursive = requiredBoolean(params, 'recursive');
-    await copyAt(source, destination, { os: context.os, recursive, sandboxed: context.sandboxed });
+    await copyAt(source, destination, {
+      os: context.os,
+      recursive,
+      sandboxed: context.sandboxed,
+      guard: context.guard,
+    });
     return { response: {} };
   },
 };

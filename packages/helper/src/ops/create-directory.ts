@@ -1,32 +1,113 @@
-import { FsError, fsPathArg, type HostOs, parentPath } from '@fs-sandbox/policy/core';
+import {
+  assertWritable,
+  FsError,
+  fsPathArg,
+  type HostOs,
+  joinPath,
+  type PathGuard,
+  parentPath,
+  splitNativePath,
+} from '@fs-sandbox/policy/core';
+import { type DirectoryAnchor, locateName, openDirectory } from '../directory-anchor.js';
 import { displayPath } from '../display-path.js';
 import { lstat, mkdir, stat } from '../fs-async.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { optionalBoolean, pathParam } from '../params.js';
 
-/** Creates a directory; an existing directory (or a link to one) is success, as in the reference. */
-export async function createDirectoryAt(path: string, recursive: boolean, os: HostOs): Promise<void> {
+/**
+ * Creates a directory; an existing directory (or a link to one) is success, as in the reference.
+ * Every directory it creates is made through its opened parent after the guard has checked the
+ * physical location, so a symlink on the way (`<root>/x -> <root>`) cannot turn `x/.git` into a
+ * real `.git`.
+ */
+export async function createDirectoryAt(
+  path: string,
+  recursive: boolean,
+  os: HostOs,
+  guard: PathGuard | null,
+): Promise<void> {
+  if (!recursive) return await createOne(path, os, guard);
+  const { existing, missing } = await deepestExistingDirectory(path, os);
+  let anchor = existing;
   try {
-    await mkdir(fsPathArg(path), { recursive });
-    return;
-  } catch (error) {
-    if (hasErrno(error, 'EEXIST')) return await requireDirectory(path);
-    if (hasErrno(error, 'ENOENT') && !recursive) {
+    for (const [index, name] of missing.entries()) {
+      const shown = ancestorAbove(os, path, missing.length - 1 - index);
+      if (guard !== null) assertWritable(guard, joinPath(os, anchor.physical, name), shown, os);
+      await mkdir(fsPathArg(anchor.child(name))).catch((error: unknown) => {
+        if (!hasErrno(error, 'EEXIST')) throw fromOsError(error, shown);
+      });
+      const next = await openDirectory(anchor.child(name), os, { display: shown }).catch(
+        async (error: unknown) => {
+          if (error instanceof FsError && error.kind === 'not_directory')
+            throw await blockedBy(path, os, error);
+          throw error;
+        },
+      );
+      await anchor.close();
+      anchor = next;
+    }
+  } finally {
+    await anchor.close();
+  }
+}
+
+/** `path` with its last `levels` names removed. */
+function ancestorAbove(os: HostOs, path: string, levels: number): string {
+  let current = path;
+  for (let level = 0; level < levels; level++) current = parentPath(os, current) ?? current;
+  return current;
+}
+
+async function createOne(path: string, os: HostOs, guard: PathGuard | null): Promise<void> {
+  const located = await locateName(path, os).catch((error: unknown) => {
+    if (error instanceof FsError && error.kind === 'not_found') {
       const parent = parentPath(os, path) ?? path;
       throw new FsError(
         'not_found',
         `No such file or directory: ${displayPath(parent)} (the parent of ${displayPath(path)} does not exist; pass recursive: true to create it)`,
       );
     }
-    // Recursive mkdir reports a file in the way as EEXIST or ENOTDIR depending on where it sits.
-    if (hasErrno(error, 'ENOTDIR')) throw await blockedBy(path, os, error);
+    throw error;
+  });
+  try {
+    if (guard !== null) assertWritable(guard, located.physical, path, os);
+    await mkdir(fsPathArg(located.access));
+  } catch (error) {
+    if (hasErrno(error, 'EEXIST')) return await requireDirectory(located.access, path);
     throw fromOsError(error, path);
+  } finally {
+    await located.parent.close();
   }
 }
 
-async function requireDirectory(path: string): Promise<void> {
-  const stats = await stat(fsPathArg(path)).catch(() => null);
+/**
+ * The deepest ancestor of `path` (or `path` itself) that opens as a directory, following symlinks
+ * as mkdir -p would, and the names still to create below it.
+ */
+async function deepestExistingDirectory(
+  path: string,
+  os: HostOs,
+): Promise<{ existing: DirectoryAnchor; missing: string[] }> {
+  const segments = splitNativePath(os, path)?.segments ?? [];
+  const missing: string[] = [];
+  for (let current: string | null = path; current !== null; current = parentPath(os, current)) {
+    try {
+      return { existing: await openDirectory(current, os, { display: current }), missing };
+    } catch (error) {
+      if (error instanceof FsError && error.kind === 'not_found') {
+        missing.unshift(segments[segments.length - 1 - missing.length] as string);
+        continue;
+      }
+      if (error instanceof FsError && error.kind === 'not_directory') throw await blockedBy(path, os, error);
+      throw error;
+    }
+  }
+  throw new FsError('not_found', `No such file or directory: ${displayPath(path)}`);
+}
+
+async function requireDirectory(access: string, path: string): Promise<void> {
+  const stats = await stat(fsPathArg(access)).catch(() => null);
   if (stats?.isDirectory()) return;
   throw new FsError('already_exists', `File exists and is not a directory: ${displayPath(path)}`);
 }
@@ -42,6 +123,11 @@ async function blockedBy(path: string, os: HostOs, error: unknown): Promise<unkn
       );
     }
   }
+  // The last component itself is a file.
+  const stats = await lstat(fsPathArg(path)).catch(() => null);
+  if (stats !== null && !stats.isDirectory()) {
+    return new FsError('already_exists', `File exists and is not a directory: ${displayPath(path)}`);
+  }
   return fromOsError(error, path);
 }
 
@@ -49,7 +135,7 @@ export const createDirectoryOperation: Operation = {
   async run(params, context) {
     const path = pathParam(params, 'path', context.os);
     const recursive = optionalBoolean(params, 'recursive', true);
-    await createDirectoryAt(path, recursive, context.os);
+    await createDirectoryAt(path, recursive, context.os, context.guard);
     return { response: {} };
   },
 };

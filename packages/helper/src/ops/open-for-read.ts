@@ -1,3 +1,4 @@
+import type { PathGuard } from '@fs-sandbox/policy/core';
 import { openRegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
 import { pathParam } from '../params.js';
@@ -17,8 +18,8 @@ export interface OpenForReadResult extends FileIdentity {
  * size limit: block reads exist for files too large to read whole) and reports its identity, which
  * every later fs/readRange re-checks.
  */
-export async function openForReadAt(path: string): Promise<OpenForReadResult> {
-  const file = await openRegularFile(path);
+export async function openForReadAt(path: string, guard: PathGuard | null): Promise<OpenForReadResult> {
+  const file = await openRegularFile(path, { guard });
   await file.handle.close();
   return { size: file.size, dev: file.dev.toString(), ino: file.ino.toString() };
 }
@@ -26,6 +27,6 @@ export async function openForReadAt(path: string): Promise<OpenForReadResult> {
 export const openForReadOperation: Operation = {
   async run(params, context) {
     const path = pathParam(params, 'path', context.os);
-    return { response: { ...(await openForReadAt(path)) } };
+    return { response: { ...(await openForReadAt(path, context.guard)) } };
   },
 };

@@ -1,4 +1,4 @@
-import { FsError, LIMITS } from '@fs-sandbox/policy/core';
+import { FsError, LIMITS, type PathGuard } from '@fs-sandbox/policy/core';
 import { displayPath } from '../display-path.js';
 import { openRegularFile, type RegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
@@ -20,8 +20,12 @@ function tooLarge(path: string, detail: string): FsError {
  * from fstat before any byte is read (a sparse 100 GiB file is refused at once) and again while
  * reading, because a file can grow between the fstat and the last read.
  */
-export async function readWholeFile(path: string, limit: number = LIMITS.readFileMaxBytes): Promise<Buffer> {
-  const file = await openRegularFile(path);
+export async function readWholeFile(
+  path: string,
+  guard: PathGuard | null,
+  limit: number = LIMITS.readFileMaxBytes,
+): Promise<Buffer> {
+  const file = await openRegularFile(path, { guard });
   try {
     return await readOpenedFile(file, path, limit);
   } catch (error) {
@@ -57,7 +61,7 @@ export async function readOpenedFile(file: RegularFile, path: string, limit: num
 export const readFileOperation: Operation = {
   async run(params, context) {
     const path = pathParam(params, 'path', context.os);
-    const data = await readWholeFile(path);
+    const data = await readWholeFile(path, context.guard);
     return { response: { dataBase64: '' }, binary: { field: 'dataBase64', data } };
   },
 };

@@ -1,4 +1,4 @@
-import { assertReadBlockLength, FsError } from '@fs-sandbox/policy/core';
+import { assertReadBlockLength, FsError, type PathGuard } from '@fs-sandbox/policy/core';
 import { displayPath } from '../display-path.js';
 import { openRegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
@@ -19,9 +19,10 @@ export async function readRangeAt(
   path: string,
   offset: number,
   len: number,
-  identity?: FileIdentity,
+  identity: FileIdentity | undefined,
+  guard: PathGuard | null,
 ): Promise<ReadRangeResult> {
-  const file = await openRegularFile(path);
+  const file = await openRegularFile(path, { guard });
   try {
     // The broker's handle names a file, not a path: if the path now leads to another file, the
     // handle's file is gone as far as this reader can tell.
@@ -66,7 +67,7 @@ export const readRangeOperation: Operation = {
     const len = requiredCount(params, 'len');
     assertReadBlockLength(len);
     const identity = identityParam(params);
-    const { chunk, eof } = await readRangeAt(path, offset, len, identity);
+    const { chunk, eof } = await readRangeAt(path, offset, len, identity, context.guard);
     return { response: { chunk: '', eof }, binary: { field: 'chunk', data: chunk } };
   },
 };

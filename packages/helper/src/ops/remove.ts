@@ -1,12 +1,24 @@
-import { FsError, fsPathArg, type HostOs, normalizeNativePath, parentPath } from '@fs-sandbox/policy/core';
+import {
+  assertWritable,
+  FsError,
+  fsPathArg,
+  type HostOs,
+  LIMITS,
+  normalizeNativePath,
+  type PathGuard,
+  parentPath,
+  samePath,
+} from '@fs-sandbox/policy/core';
 import { childPath } from '../child-path.js';
-import { DeepPaths } from '../deep-paths.js';
+import { type DirectoryAnchor, type LocatedName, locateName, openDirectory } from '../directory-anchor.js';
 import { displayPath } from '../display-path.js';
+import { readMountPoints } from '../freshness.js';
 import { lstat, rmdir, stat, unlink } from '../fs-async.js';
-import { listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { optionalBoolean, pathParam } from '../params.js';
+import { type GuardScope, TreeGuard } from '../tree-guard.js';
+import { type WalkEntry, walkTree } from '../tree-walk.js';
 
 export interface RemoveOptions {
   os: HostOs;
@@ -14,39 +26,68 @@ export interface RemoveOptions {
   force: boolean;
   /** Runs inside the platform sandbox, whose view of the filesystem is narrower than the host's. */
   sandboxed: boolean;
+  guard: PathGuard | null;
 }
-
-// Names handled per listing pass: a directory with millions of entries is emptied in bounded memory.
-const BATCH_ENTRIES = 4096;
 
 /**
  * Removes a file, symlink or directory. Symlinks are never followed: the link itself is removed,
  * never what it points to. `force` makes a missing path a success; a non-empty directory needs
- * `recursive` (an empty one is removed either way, as in the reference).
+ * `recursive` (an empty one is removed either way, as in the reference). A tree is first walked
+ * whole: if anything in it may not be removed (a protected, denied or read-only path, a mount
+ * point of the sandbox), the remove is refused before anything is touched.
  */
 export async function removeAt(path: string, options: RemoveOptions): Promise<void> {
   // A trailing separator would make lstat follow a symlink leaf (`link/` names the target
   // directory), and the tree below would be emptied instead of the link being removed.
   const name = normalizeNativePath(options.os, path) ?? path;
-  const stats = await lstat(fsPathArg(name)).catch((error: unknown) => {
-    if (hasErrno(error, 'ENOENT') && options.force) return null;
-    throw fromOsError(error, name);
-  });
-  if (stats === null) {
-    if (options.sandboxed) await refuseMissingBehindEscapingLink(name, options.os);
-    return;
-  }
-  if (!stats.isDirectory()) return await removeNonDirectory(name, options.os);
-  if (options.recursive) return await removeTree(name, options.os);
-  await rmdir(fsPathArg(name)).catch((error: unknown) => {
-    if (hasErrno(error, 'ENOTEMPTY', 'EEXIST')) {
-      throw new FsError(
-        'is_directory',
-        `Directory not empty: ${displayPath(name)} (pass recursive: true to remove it with its contents)`,
-      );
+  let located: LocatedName;
+  try {
+    located = await locateName(name, options.os);
+  } catch (error) {
+    if (options.force && error instanceof FsError && error.kind === 'not_found') {
+      return await missingIsRemoved(name, options);
     }
-    throw fromOsError(error, name);
-  });
+    throw error;
+  }
+  try {
+    const stats = await lstat(fsPathArg(located.access)).catch((error: unknown) => {
+      if (hasErrno(error, 'ENOENT') && options.force) return null;
+      throw fromOsError(error, name);
+    });
+    if (stats === null) return await missingIsRemoved(name, options);
+    if (options.guard !== null) refuseGuarded(options.guard, located.physical, name, options.os);
+    if (!stats.isDirectory()) return await removeNonDirectory(located.access, name, options.os);
+    if (options.recursive) return await removeTree(located, name, options);
+    await rmdir(fsPathArg(located.access)).catch((error: unknown) => {
+      if (hasErrno(error, 'ENOTEMPTY', 'EEXIST')) {
+        throw new FsError(
+          'is_directory',
+          `Directory not empty: ${displayPath(name)} (pass recursive: true to remove it with its contents)`,
+        );
+      }
+      throw fromOsError(error, name);
+    });
+  } finally {
+    await located.parent.close();
+  }
+}
+
+/** The removed name's own rules: it must be writable, and a writable root is never removed (it is the sandbox's mount). */
+function refuseGuarded(guard: PathGuard, physical: string, name: string, os: HostOs): void {
+  assertWritable(guard, physical, name, os);
+  const root = guard.entries.find(
+    (entry) => entry.reason === 'writable_root' && samePath(os, entry.path, physical),
+  );
+  if (root !== undefined) {
+    throw new FsError(
+      'permission_denied',
+      `cannot remove ${displayPath(name)}: it is a writable root of the sandbox; remove what is inside it instead`,
+    );
+  }
+}
+
+async function missingIsRemoved(name: string, options: RemoveOptions): Promise<void> {
+  if (options.sandboxed) await refuseMissingBehindEscapingLink(name, options.os);
 }
 
 /**
@@ -72,7 +113,7 @@ async function refuseMissingBehindEscapingLink(path: string, os: HostOs): Promis
   }
 }
 
-async function removeNonDirectory(path: string, os: HostOs, access: string = path): Promise<void> {
+async function removeNonDirectory(access: string, path: string, os: HostOs): Promise<void> {
   try {
     await unlink(fsPathArg(access));
   } catch (error) {
@@ -88,81 +129,97 @@ async function removeNonDirectory(path: string, os: HostOs, access: string = pat
   }
 }
 
-interface PendingDirectory {
-  path: string;
-  identity: string;
-  /** Its last listing was complete: once its subdirectories are gone it should be empty. */
-  drained: boolean;
+function tooMany(path: string): () => FsError {
+  return () =>
+    new FsError(
+      'invalid_request',
+      `cannot remove ${displayPath(path)}: it holds more than ${LIMITS.treeMaxEntries} entries; remove it in parts`,
+    );
+}
+
+interface RemovalScope {
+  /** Physical path of the directory. */
+  physical: string;
+  display: string;
+  guard: GuardScope;
 }
 
 /**
- * Depth-first, iterative (a 5 000-level tree must not overflow the stack), in bounded memory: a
- * directory on top of the stack is listed a batch at a time, its files removed and its
- * subdirectories pushed; once it is empty, it is removed. A subdirectory whose device/inode is
- * already pending is a mount looping back into the tree, and is refused.
+ * Walks the tree once to prove it can be removed whole, then removes it depth-first. Both walks go
+ * through opened directories (tree-walk.ts), so a directory swapped for a symlink meanwhile is
+ * removed as the link, never followed; entries created between the walks are checked as they are
+ * met.
  */
-async function removeTree(root: string, os: HostOs): Promise<void> {
-  const deep = new DeepPaths(os);
-  const rootStats = await lstat(fsPathArg(root), { bigint: true }).catch((error: unknown) => {
-    throw fromOsError(error, root);
-  });
-  const rootIdentity = `${rootStats.dev}:${rootStats.ino}`;
-  const stack: PendingDirectory[] = [{ path: root, identity: rootIdentity, drained: false }];
-  const pending = new Set([rootIdentity]);
+async function removeTree(located: LocatedName, name: string, options: RemoveOptions): Promise<void> {
+  const { os } = options;
+  const root = await openDirectory(located.access, os, { noFollow: true, display: name });
   try {
-    for (let top = stack.at(-1); top !== undefined; top = stack.at(-1)) {
-      const access = await deep.reach(top.path);
-      // Worth trying first: the listing that pushed its subdirectories was complete. Something
-      // created meanwhile makes rmdir fail with ENOTEMPTY, and then it is simply listed again.
-      if (top.drained && (await removeEmptyDirectory(top.path, access))) {
-        stack.pop();
-        pending.delete(top.identity);
-        continue;
-      }
-      const listing = await listDirectory(top.path, BATCH_ENTRIES, access);
-      top.drained = !listing.truncated;
-      if (listing.entries.length === 0) {
-        await removeEmptyDirectory(top.path, access, true);
-        stack.pop();
-        pending.delete(top.identity);
-        continue;
-      }
-      for (const entry of listing.entries) {
-        const child = childPath(os, top.path, entry.name);
-        const childAccess = await deep.reach(child);
-        const stats = await lstat(fsPathArg(childAccess), { bigint: true }).catch((error: unknown) => {
-          if (hasErrno(error, 'ENOENT')) return null;
-          throw fromOsError(error, child);
-        });
-        if (stats === null) continue;
-        if (!stats.isDirectory()) {
-          await removeNonDirectory(child, os, childAccess);
-          continue;
-        }
-        const identity = `${stats.dev}:${stats.ino}`;
-        if (pending.has(identity)) {
-          throw new FsError(
-            'io_error',
-            `Refusing to remove ${displayPath(child)}: it is a mount of a directory above it`,
-          );
-        }
-        pending.add(identity);
-        stack.push({ path: child, identity, drained: false });
-      }
+    const mounts = readMountPoints();
+    if (mounts?.has(root.physical)) {
+      throw new FsError(
+        'permission_denied',
+        `cannot remove ${displayPath(name)}: it is a mount point of the sandbox (a denied, read-only or protected path, or another writable root)`,
+      );
     }
+    const guard = new TreeGuard(options.guard, os, root.physical, mounts);
+    const scope = (physical: string, display: string, parent: RemovalScope | null): RemovalScope => ({
+      physical,
+      display,
+      guard: guard.scope(physical, parent?.guard ?? null),
+    });
+    const walk = { os, maxEntries: LIMITS.treeMaxEntries, tooMany: tooMany(name), onLoop: 'refuse' } as const;
+    const enter = async (parent: RemovalScope, entry: WalkEntry, directory: DirectoryAnchor) => {
+      guard.check(directory.physical, entry.display, 'remove', parent.guard);
+      return scope(directory.physical, entry.display, parent);
+    };
+    const check = (parent: RemovalScope, entry: WalkEntry): void =>
+      guard.check(childPath(os, parent.physical, entry.name), entry.display, 'remove', parent.guard);
+    await walkTree(
+      root,
+      name,
+      scope(root.physical, name, null),
+      {
+        enter,
+        async visit(parent, entry) {
+          check(parent, entry);
+        },
+        async leave() {},
+      },
+      walk,
+    );
+    await walkTree(
+      root,
+      name,
+      scope(root.physical, name, null),
+      {
+        enter,
+        async visit(parent, entry, directory) {
+          check(parent, entry);
+          await removeNonDirectory(directory.child(entry.name), entry.display, os);
+        },
+        async leave(context, entryName, parent) {
+          const access = parent === null || entryName === null ? located.access : parent.child(entryName);
+          await removeEmptyDirectory(access, context.display);
+        },
+      },
+      walk,
+    );
   } finally {
-    await deep.close();
+    await root.close();
   }
 }
 
-/** True when the directory is gone; false when it is not empty yet (and `mustBeEmpty` is not set). */
-async function removeEmptyDirectory(path: string, access: string, mustBeEmpty = false): Promise<boolean> {
+async function removeEmptyDirectory(access: string, path: string): Promise<void> {
   try {
     await rmdir(fsPathArg(access));
-    return true;
   } catch (error) {
-    if (hasErrno(error, 'ENOENT')) return true;
-    if (!mustBeEmpty && hasErrno(error, 'ENOTEMPTY', 'EEXIST')) return false;
+    if (hasErrno(error, 'ENOENT')) return;
+    if (hasErrno(error, 'ENOTEMPTY', 'EEXIST')) {
+      throw new FsError(
+        'io_error',
+        `Directory not empty: ${displayPath(path)} (entries were created in it while it was being removed)`,
+      );
+    }
     throw fromOsError(error, path);
   }
 }
@@ -172,7 +229,13 @@ export const removeOperation: Operation = {
     const path = pathParam(params, 'path', context.os);
     const recursive = optionalBoolean(params, 'recursive', true);
     const force = optionalBoolean(params, 'force', true);
-    await removeAt(path, { os: context.os, recursive, force, sandboxed: context.sandboxed });
+    await removeAt(path, {
+      os: context.os,
+      recursive,
+      force,
+      sandboxed: context.sandboxed,
+      guard: context.guard,
+    });
     return { response: {} };
   },
 };

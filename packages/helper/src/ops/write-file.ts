@@ -1,18 +1,19 @@
-import { decodeStrictBase64, FsError, fsPathArg, type HostOs } from '@fs-sandbox/policy/core';
+import { decodeStrictBase64, FsError, fsPathArg, type HostOs, type PathGuard } from '@fs-sandbox/policy/core';
 import { atomicWrite } from '../atomic-write.js';
 import { displayPath } from '../display-path.js';
 import { lstat } from '../fs-async.js';
-import { sha256OfFile } from '../hash-file.js';
+import { sameVersion, sha256OfFile } from '../hash-file.js';
 import type { Operation } from '../operation.js';
 import { fromOsError } from '../os-error.js';
 import { optionalString, pathParam } from '../params.js';
-import { nameIsFree, resolveWriteTarget, type WriteTarget } from '../write-target.js';
+import { type LocatedWriteTarget, withWriteTarget } from '../write-target.js';
 
 export type WriteMode = 'overwrite' | 'create';
 
 export interface WriteFileOptions {
   os: HostOs;
   sandboxed: boolean;
+  guard: PathGuard | null;
   mode?: WriteMode;
   /** Lower-case or upper-case hex SHA-256 the current content must have. */
   expectedSha256?: string;
@@ -29,57 +30,54 @@ function hashMismatch(path: string, detail: string): FsError {
 }
 
 /**
- * Writes `data` to `path` atomically (see atomic-write.ts). The target keeps its mode; a new file
+ * Writes `data` to `path` atomically (see atomic-write.ts), through the opened parent directory and
+ * after the guard has checked the name's physical location. The target keeps its mode; a new file
  * gets 0600. Nothing is created when the parent directory is missing.
  */
 export async function writeFileAt(path: string, data: Uint8Array, options: WriteFileOptions): Promise<void> {
   const createOnly = options.mode === 'create';
-  let target: WriteTarget;
-  if (createOnly) {
-    if (!(await nameIsFree(path))) {
-      throw new FsError(
-        'file_already_exists',
-        `File already exists: ${displayPath(path)} (mode "create" never replaces a file)`,
-      );
-    }
-    target = { path, existing: null };
-  } else {
-    target = await resolveWriteTarget(path, { os: options.os, refuseSymlinkLeaf: options.sandboxed });
-  }
-  const beforePublish =
-    options.expectedSha256 === undefined
-      ? undefined
-      : await checkExpectedHash(target, options.expectedSha256);
-  const mode = target.existing === null ? NEW_FILE_MODE : Number(target.existing.mode) & KEPT_MODE_BITS;
-  await atomicWrite(target, {
-    os: options.os,
-    createOnly,
-    mode,
-    durable: true,
-    fill: async (handle) => {
-      await handle.writeAll(data);
+  await withWriteTarget(
+    path,
+    { os: options.os, refuseSymlinkLeaf: options.sandboxed, guard: options.guard, createOnly },
+    async (target) => {
+      const beforePublish =
+        options.expectedSha256 === undefined
+          ? undefined
+          : await checkExpectedHash(target, options.expectedSha256);
+      const mode = target.existing === null ? NEW_FILE_MODE : Number(target.existing.mode) & KEPT_MODE_BITS;
+      await atomicWrite(target, {
+        os: options.os,
+        createOnly,
+        mode,
+        durable: true,
+        fill: async (handle) => {
+          await handle.writeAll(data);
+        },
+        ...(beforePublish ? { beforePublish } : {}),
+      });
     },
-    ...(beforePublish ? { beforePublish } : {}),
-  });
+  );
 }
 
 /**
  * Compares the current content's hash now and returns a re-check for the moment before the rename:
- * the file must still be the very inode that was hashed, so a concurrent replacement is not
- * silently overwritten.
+ * the name must still hold the very version that was hashed (same device, inode, size, and
+ * nanosecond modification and change times), so neither a replacement nor an in-place edit after
+ * the hash is silently overwritten. What remains is the window between that last lstat and the
+ * rename itself, which no file-system call closes.
  */
-async function checkExpectedHash(target: WriteTarget, expected: string): Promise<() => Promise<void>> {
+async function checkExpectedHash(target: LocatedWriteTarget, expected: string): Promise<() => Promise<void>> {
   if (target.existing === null) throw hashMismatch(target.path, 'the file does not exist');
-  const digest = await sha256OfFile(target.path, true);
+  const digest = await sha256OfFile(target.path, target.access, true);
   if (digest.sha256 !== expected.toLowerCase()) {
     throw hashMismatch(target.path, `its current content has sha256 ${digest.sha256}`);
   }
   return async () => {
-    const now = await lstat(fsPathArg(target.path), { bigint: true }).catch((error: unknown) => {
+    const now = await lstat(fsPathArg(target.access), { bigint: true }).catch((error: unknown) => {
       throw fromOsError(error, target.path);
     });
-    if (now.dev !== digest.dev || now.ino !== digest.ino) {
-      throw hashMismatch(target.path, 'the file was replaced while the new content was being written');
+    if (!sameVersion(now, digest.stats)) {
+      throw hashMismatch(target.path, 'the file changed while the new content was being written');
     }
   };
 }
@@ -121,6 +119,7 @@ export const writeFileOperation: Operation = {
     await writeFileAt(path, data, {
       os: context.os,
       sandboxed: context.sandboxed,
+      guard: context.guard,
       mode,
       ...(expectedSha256 === undefined ? {} : { expectedSha256 }),
     });

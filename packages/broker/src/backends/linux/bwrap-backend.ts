@@ -37,6 +37,7 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBa
         args: [...args, ...expectMountsArgs(mounts.mountPoints)],
         env: runtime.env,
         freshnessRoots: mounts.boundRoots,
+        denyGlobMatches: globMatches,
       };
     },
   };

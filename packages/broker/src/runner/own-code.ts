@@ -1,0 +1,91 @@
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The broker's own installation: its package, the helper's and the policy's, every package they
+ * load at run time, and the `node_modules/.bin` folders whose shims start the CLI. When an agent's
+ * workspace holds fs-sandbox (its project depends on it), all of this lies inside a writable root,
+ * and a sandboxed write there would be code the next `fs-sandbox` run executes unsandboxed, with
+ * the broker's user and environment. So these paths are re-bound read-only inside every sandbox
+ * whose writable roots contain them, and the helper's guard refuses writes there as protected.
+ * Real paths (symlinks resolved), computed once per broker.
+ */
+export function ownCodePaths(helperBundle: string, nodePath: string): string[] {
+  const brokerRoot = packageRootOf(fileURLToPath(import.meta.url), null);
+  const paths = new Set<string>([nodePath, helperBundle]);
+  if (brokerRoot === null) return [...paths];
+  const roots = [brokerRoot];
+  const helperRoot = packageRootOf(helperBundle, '@fs-sandbox/helper');
+  if (helperRoot !== null) roots.push(helperRoot);
+  const manifest = readManifest(brokerRoot);
+  const require = createRequire(join(brokerRoot, 'package.json'));
+  const dependencies = Object.keys({ ...manifest?.dependencies, ...manifest?.optionalDependencies });
+  for (const name of dependencies) {
+    const root = resolvedRoot(require, name);
+    if (root !== null) roots.push(root);
+    // The dependencies' own dependencies (zod under the policy package) are part of the run too.
+    const inner = root === null ? null : readManifest(root);
+    if (root === null || inner === null) continue;
+    const innerRequire = createRequire(join(root, 'package.json'));
+    for (const innerName of Object.keys({ ...inner.dependencies })) {
+      const innerRoot = resolvedRoot(innerRequire, innerName);
+      if (innerRoot !== null) roots.push(innerRoot);
+    }
+  }
+  for (const root of roots) {
+    paths.add(root);
+    for (const bin of binFoldersAbove(root)) paths.add(bin);
+  }
+  return [...paths].sort();
+}
+
+interface Manifest {
+  name?: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+}
+
+function readManifest(root: string): Manifest | null {
+  try {
+    return JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest;
+  } catch {
+    return null;
+  }
+}
+
+/** The real path of the nearest folder above `file` holding a package.json (named `name`, when given). */
+function packageRootOf(file: string, name: string | null): string | null {
+  let current: string;
+  try {
+    current = realpathSync(dirname(file));
+  } catch {
+    return null;
+  }
+  for (;;) {
+    const manifest = existsSync(join(current, 'package.json')) ? readManifest(current) : null;
+    if (manifest !== null && (name === null || manifest.name === name)) return current;
+    const parent = dirname(current);
+    if (parent === current) return null;
+    current = parent;
+  }
+}
+
+function resolvedRoot(require: NodeJS.Require, name: string): string | null {
+  try {
+    return packageRootOf(require.resolve(name), name);
+  } catch {
+    // Not installed on this platform (an optional dependency), or exports nothing requireable.
+    return null;
+  }
+}
+
+function binFoldersAbove(root: string): string[] {
+  const found: string[] = [];
+  for (let current = root; ; current = dirname(current)) {
+    const bin = join(current, 'node_modules', '.bin');
+    if (existsSync(bin)) found.push(realpathSync(bin));
+    if (dirname(current) === current) return found;
+  }
+}

@@ -1,0 +1,201 @@
+import { closeSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import {
+  decodePathBytes,
+  fsPathArg,
+  type GuardEntry,
+  type GuardReason,
+  globToRegExp,
+  type HostOs,
+  isAbsoluteNative,
+  joinPath,
+  type PathGuard,
+  parentPath,
+  relativeSegments,
+  type SandboxPlan,
+  splitNativePath,
+} from '@fs-sandbox/policy';
+
+/**
+ * Per request, the broker turns the plan and the host into (1) extra read-only paths for the
+ * backend (git directories named by `.git` pointer files, the broker's own code) and (2) the path
+ * guard the helper checks physical locations against (policy path-guard.ts). Both read the host
+ * now, not when the plan was cached: a `.git` file may have been written since.
+ */
+
+/** Why an extra read-only path is protected, for the guard's refusal. */
+interface Protection {
+  reason: Extract<GuardReason, 'protected' | 'own_code'>;
+  rule: string;
+}
+
+export interface HostProtections {
+  /** The plan with the extra paths added to their writable roots' read-only subpaths. */
+  plan: SandboxPlan;
+  /** The added paths (each as its writable root spells it) and why. */
+  extra: ReadonlyMap<string, Protection>;
+}
+
+// A `.git` file or `commondir` holds one short line; anything longer is not a pointer git wrote.
+const POINTER_MAX_BYTES = 4096;
+
+export function protectHostPaths(plan: SandboxPlan, ownCode: readonly string[], os: HostOs): HostProtections {
+  const extra = new Map<string, Protection>();
+  const roots = plan.writableRoots.map((root) => ({ root: root.root, real: realOrSelf(root.root, os) }));
+  /** The path as the deepest writable root containing it spells it, or null when none does. */
+  const inRoot = (real: string): string | null => {
+    let best: { path: string; depth: number } | null = null;
+    for (const { root, real: rootReal } of roots) {
+      const below = relativeSegments(os, real, rootReal);
+      if (below === null) continue;
+      const depth = splitNativePath(os, rootReal)?.segments.length ?? 0;
+      if (best === null || depth > best.depth) best = { path: joinPath(os, root, ...below), depth };
+    }
+    return best?.path ?? null;
+  };
+  for (const path of ownCode) {
+    const spelled = inRoot(path);
+    if (spelled !== null)
+      extra.set(spelled, { reason: 'own_code', rule: "part of fs-sandbox's own installation" });
+  }
+  for (const root of plan.writableRoots) {
+    if (!root.protectedNames.includes('.git')) continue;
+    for (const target of gitPointerTargets(joinPath(os, root.root, '.git'), os)) {
+      const spelled = inRoot(target);
+      if (spelled !== null && !extra.has(spelled)) {
+        extra.set(spelled, {
+          reason: 'protected',
+          rule: `git directory named by ${joinPath(os, root.root, '.git')} (protected like .git itself)`,
+        });
+      }
+    }
+  }
+  if (extra.size === 0) return { plan, extra };
+  const writableRoots = plan.writableRoots.map((root) => {
+    const added = [...extra.keys()].filter((path) => owningRoot(plan, path, os) === root.root);
+    return added.length === 0
+      ? root
+      : { ...root, readOnlySubpaths: [...new Set([...root.readOnlySubpaths, ...added])].sort() };
+  });
+  return { plan: { ...plan, writableRoots }, extra };
+}
+
+function owningRoot(plan: SandboxPlan, path: string, os: HostOs): string | null {
+  let best: string | null = null;
+  for (const { root } of plan.writableRoots) {
+    if (relativeSegments(os, path, root) === null) continue;
+    if (best === null || root.length > best.length) best = root;
+  }
+  return best;
+}
+
+/**
+ * A `.git` that is a file (`gitdir: <path>`, as worktrees and submodules write it) makes the
+ * directory it names the repository: its `config` and `hooks` steer git exactly like `.git/`'s.
+ * That directory is protected, and so is the `commondir` a linked worktree's git directory names.
+ * Returns their real paths (existing directories only: a missing one has nothing to bind).
+ */
+function gitPointerTargets(dotGit: string, os: HostOs): string[] {
+  const gitdir = pointerTarget(dotGit, 'gitdir:', parentPath(os, dotGit) ?? dotGit, os);
+  if (gitdir === null) return [];
+  const commondir = pointerTarget(joinPath(os, gitdir, 'commondir'), '', gitdir, os);
+  return commondir === null ? [gitdir] : [gitdir, commondir];
+}
+
+/** The real directory a pointer file names (`prefix` then a path, relative to `base`), or null. */
+function pointerTarget(file: string, prefix: string, base: string, os: HostOs): string | null {
+  const text = readSmallRegularFile(file);
+  if (text === null) return null;
+  const line = text.split('\n')[0]?.trim() ?? '';
+  if (!line.startsWith(prefix)) return null;
+  const named = line.slice(prefix.length).trim();
+  if (named === '') return null;
+  const path = isAbsoluteNative(os, named) ? joinPath(os, named) : joinPath(os, base, named);
+  try {
+    const real = decodePathBytes(realpathSync.native(fsPathArg(path), { encoding: 'buffer' }));
+    return lstatSync(fsPathArg(real)).isDirectory() ? real : null;
+  } catch {
+    return null;
+  }
+}
+
+function readSmallRegularFile(path: string): string | null {
+  try {
+    if (!lstatSync(fsPathArg(path)).isFile()) return null;
+    const fd = openSync(fsPathArg(path), 'r');
+    try {
+      const buffer = Buffer.alloc(POINTER_MAX_BYTES);
+      const length = readSync(fd, buffer, 0, buffer.length, 0);
+      return buffer.subarray(0, length).toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+}
+
+/** The path with its longest existing prefix resolved physically (what the kernel would walk to). */
+export function realOrSelf(path: string, os: HostOs): string {
+  // Windows paths are compared by the policy's own case and alias rules, not resolved here.
+  if (os === 'windows') return path;
+  const missing: string[] = [];
+  for (let current: string | null = path; current !== null; ) {
+    try {
+      const real = decodePathBytes(realpathSync.native(fsPathArg(current), { encoding: 'buffer' }));
+      return missing.length === 0 ? real : joinPath('linux', real, ...missing.reverse());
+    } catch {
+      const name = splitNativePath('linux', current)?.segments.at(-1);
+      if (name === undefined) return path;
+      missing.push(name);
+      current = parentPath('linux', current);
+    }
+  }
+  return path;
+}
+
+/**
+ * The guard for a plan: every writable root, read-only and denied path and protected name, under
+ * its policy spelling and its real one; the deny globs as regular expressions; and the identity of
+ * every existing denied file (`denyGlobMatches` are the files the backend masked for the globs).
+ */
+export function buildPathGuard(
+  plan: SandboxPlan,
+  extra: ReadonlyMap<string, Protection>,
+  denyGlobMatches: readonly string[],
+): PathGuard {
+  const os = plan.os;
+  const entries: GuardEntry[] = [];
+  const add = (path: string, reason: GuardReason, rule: string): void => {
+    entries.push({ path, reason, rule });
+    const real = realOrSelf(path, os);
+    if (real !== path) entries.push({ path: real, reason, rule });
+  };
+  for (const root of plan.writableRoots) {
+    add(root.root, 'writable_root', 'writable root');
+    for (const name of root.protectedNames)
+      add(joinPath(os, root.root, name), 'protected', `protected metadata path ${name}`);
+    for (const path of root.readOnlySubpaths) {
+      const protection = extra.get(path);
+      add(path, protection?.reason ?? 'read_only', protection?.rule ?? `read-only entry ${path}`);
+    }
+  }
+  const denied = [...plan.deniedPaths, ...(plan.unshownDeniedPaths ?? [])];
+  for (const path of denied) add(path, 'denied', `denied path ${path}`);
+  const deniedIdentities = new Set<string>();
+  for (const path of [...denied, ...denyGlobMatches]) {
+    try {
+      const stats = lstatSync(fsPathArg(path), { bigint: true });
+      if (stats.isFile()) deniedIdentities.add(`${stats.dev}:${stats.ino}`);
+    } catch {
+      // Missing: no other name of it can exist.
+    }
+  }
+  return {
+    entries,
+    denyGlobs: plan.denyGlobs.map((pattern) => {
+      const regex = globToRegExp(pattern, os);
+      return { pattern, source: regex.source, flags: regex.flags };
+    }),
+    deniedIdentities: [...deniedIdentities].sort(),
+  };
+}

@@ -1,0 +1,160 @@
+import { FsError } from './error-kinds.js';
+import type { HostOs } from './host-os.js';
+import { parentPath, pathStartsWith, relativeSegments, splitNativePath } from './native-path.js';
+
+/**
+ * The write rules of one sandboxed request in the form the helper checks them against the
+ * *physical* location of every path it creates, replaces, renames onto or removes. The broker
+ * builds it from the sandbox plan and the host (see the broker's runner/path-guard.ts) and sends it
+ * with the request; the helper resolves each name through its opened parent directory and asks
+ * `decideWrite` about the path the kernel reports for it, so no spelling (a loop-back symlink,
+ * `..`, `/proc/self/root`) can move a write onto `.git`, a denied path or the broker's own code.
+ *
+ * Every entry is listed under each name it has (the policy's spelling and its real path): inside
+ * bwrap the kernel reports the bind's name, in-process the real one.
+ */
+
+export type GuardReason = 'writable_root' | 'read_only' | 'protected' | 'own_code' | 'denied';
+
+export interface GuardEntry {
+  /** Native absolute path (one spelling). */
+  path: string;
+  reason: GuardReason;
+  /** What decided it, for messages ("protected metadata path .git", "denied by entry …"). */
+  rule: string;
+}
+
+export interface GuardGlob {
+  /** The deny pattern as the policy wrote it (absolute). */
+  pattern: string;
+  /** An anchored regular expression matching the native paths the pattern denies. */
+  source: string;
+  flags: string;
+}
+
+export interface PathGuard {
+  entries: GuardEntry[];
+  denyGlobs: GuardGlob[];
+  /** `dev:ino` (decimal) of every existing denied file: another name of one (a hard link) is refused. */
+  deniedIdentities: string[];
+}
+
+export type GuardDecision =
+  | { allowed: true; root: string }
+  | { allowed: false; kind: 'permission_denied' | 'protected_path'; rule: string };
+
+// Deepest entry wins; at equal depth the stricter one.
+const STRICTNESS: Record<GuardReason, number> = {
+  writable_root: 0,
+  read_only: 1,
+  protected: 2,
+  own_code: 2,
+  denied: 3,
+};
+
+function depthOf(os: HostOs, path: string): number {
+  return splitNativePath(os, path)?.segments.length ?? 0;
+}
+
+// One guard is checked against every entry of a tree operation: compile its globs once.
+const compiledGlobs = new WeakMap<PathGuard, Array<{ glob: GuardGlob; regex: RegExp }>>();
+
+/** The deny glob matching exactly `path` (not an ancestor), or null. */
+export function globMatching(guard: PathGuard, path: string, os: HostOs): GuardGlob | null {
+  if (guard.denyGlobs.length === 0) return null;
+  let compiled = compiledGlobs.get(guard);
+  if (compiled === undefined) {
+    compiled = guard.denyGlobs.map((glob) => ({ glob, regex: new RegExp(glob.source, glob.flags) }));
+    compiledGlobs.set(guard, compiled);
+  }
+  const subject = os === 'windows' ? path.replaceAll('\\', '/') : path;
+  return compiled.find(({ regex }) => regex.test(subject))?.glob ?? null;
+}
+
+function deniedByGlob(guard: PathGuard, path: string, os: HostOs): GuardGlob | null {
+  if (guard.denyGlobs.length === 0) return null;
+  for (let p: string | null = path; p !== null; p = parentPath(os, p)) {
+    const hit = globMatching(guard, p, os);
+    if (hit !== null) return hit;
+  }
+  return null;
+}
+
+/** The entry that decides `path` (deepest, then strictest), or null when none contains it. */
+export function decidingEntry(guard: PathGuard, path: string, os: HostOs): GuardEntry | null {
+  let best: GuardEntry | null = null;
+  let bestDepth = -1;
+  for (const entry of guard.entries) {
+    if (!pathStartsWith(os, path, entry.path)) continue;
+    const depth = depthOf(os, entry.path);
+    if (
+      depth > bestDepth ||
+      (depth === bestDepth && best !== null && STRICTNESS[entry.reason] > STRICTNESS[best.reason])
+    ) {
+      best = entry;
+      bestDepth = depth;
+    }
+  }
+  return best;
+}
+
+/** Whether a write may create, replace or remove the physical path `path`. */
+export function decideWrite(guard: PathGuard, path: string, os: HostOs): GuardDecision {
+  const glob = deniedByGlob(guard, path, os);
+  if (glob !== null)
+    return { allowed: false, kind: 'permission_denied', rule: `denied by glob ${glob.pattern}` };
+  const entry = decidingEntry(guard, path, os);
+  if (entry === null) return { allowed: false, kind: 'permission_denied', rule: 'outside writable roots' };
+  switch (entry.reason) {
+    case 'writable_root':
+      return { allowed: true, root: entry.path };
+    case 'read_only':
+    case 'denied':
+      return { allowed: false, kind: 'permission_denied', rule: entry.rule };
+    default:
+      return { allowed: false, kind: 'protected_path', rule: entry.rule };
+  }
+}
+
+/**
+ * Refuses (throws) a write at the physical path `physical`; `requested` is the name the request
+ * used, shown when the two differ so the user sees where the write would really have gone.
+ */
+export function assertWritable(guard: PathGuard, physical: string, requested: string, os: HostOs): void {
+  const decision = decideWrite(guard, physical, os);
+  if (decision.allowed) return;
+  const where = physical === requested ? '' : ` (it is ${physical})`;
+  throw new FsError(decision.kind, `cannot write ${requested}${where}: ${decision.rule}`);
+}
+
+/** True when `path` is at or below a denied entry or a deny glob (reads of it must fail too). */
+export function isDeniedPath(guard: PathGuard, path: string, os: HostOs): boolean {
+  if (deniedByGlob(guard, path, os) !== null) return true;
+  return decidingEntry(guard, path, os)?.reason === 'denied';
+}
+
+/**
+ * The entries strictly inside `path` that a tree operation there must not touch: anything not
+ * plainly writable, and other writable roots (mount points, which cannot be removed).
+ */
+export function guardedInside(guard: PathGuard, path: string, os: HostOs): GuardEntry[] {
+  return guard.entries.filter((entry) => {
+    const below = relativeSegments(os, entry.path, path);
+    return below !== null && below.length > 0;
+  });
+}
+
+/** Refuses a file whose identity is that of a denied file (a hard link planted under another name). */
+export function assertNotDeniedIdentity(
+  guard: PathGuard | null,
+  identity: { dev: bigint; ino: bigint },
+  path: string,
+): void {
+  if (guard === null || guard.deniedIdentities.length === 0) return;
+  if (guard.deniedIdentities.includes(`${identity.dev}:${identity.ino}`)) {
+    throw new FsError(
+      'permission_denied',
+      `cannot use ${path}: it is another name (a hard link) of a denied file`,
+    );
+  }
+}
