@@ -1,0 +1,398 @@
+import { spawn } from 'node:child_process';
+import { existsSync, linkSync, lstatSync, readFileSync, statSync } from 'node:fs';
+import { lchown, mkdir, open, readdir, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CLI_BIN, ensureBuilt, REPO } from './support/build.js';
+import { type CliUser, callMethod, NOBODY_UID, USERS } from './support/cli.js';
+import {
+  cliEnv,
+  createFixture,
+  type Fixture,
+  removeFixture,
+  uri,
+  workspaceContext,
+} from './support/fixture.js';
+import { diffTrees, snapshotTree } from './support/tree-snapshot.js';
+
+/**
+ * The red-team sequences against the real `fs-sandbox call` and real bwrap, as root and as nobody,
+ * with the broker's pre-check on and off: with it off, each refusal comes from the helper's check of
+ * the physical location at use time (or the kernel), never from a textual check. After each attack
+ * the host tree must show nothing but what the test planted.
+ */
+
+beforeAll(() => {
+  ensureBuilt();
+});
+
+const MODES = [
+  ['pre-check on', true],
+  ['pre-check off', false],
+] as const;
+
+const REFUSED = ['protected_path', 'permission_denied'];
+
+type Sandbox = Record<string, unknown>;
+
+function withEntries(fixture: Fixture, ...extra: Array<[string, string]>): Sandbox {
+  const context = workspaceContext(fixture) as {
+    permissions: { file_system: { entries: unknown[] } };
+  };
+  for (const [path, access] of extra) {
+    context.permissions.file_system.entries.push({ path: { type: 'path', path: uri(path) }, access });
+  }
+  return context as unknown as Sandbox;
+}
+
+/** Files the test plants as root belong to nobody in the unprivileged runs, like the fixture's. */
+async function chownFor(user: CliUser, ...paths: string[]): Promise<void> {
+  if (user !== 'nobody') return;
+  for (const path of paths) await lchown(path, NOBODY_UID, NOBODY_UID);
+}
+
+describe.each(USERS)('as %s', (user: CliUser) => {
+  const chownForUser = (...paths: string[]) => chownFor(user, ...paths);
+
+  describe.each(MODES)('%s', (_mode, precheck) => {
+    let fixture: Fixture;
+
+    beforeEach(async () => {
+      fixture = await createFixture(user);
+    });
+
+    afterEach(async () => {
+      await removeFixture(fixture);
+    });
+
+    const call = (
+      method: string,
+      params: Record<string, unknown>,
+      sandbox: Sandbox = workspaceContext(fixture),
+    ) => callMethod(method, { ...params, sandbox }, { user, env: cliEnv(fixture), precheck });
+
+    async function expectRefused(
+      method: string,
+      params: Record<string, unknown>,
+      sandbox?: Sandbox,
+      kinds: string[] = REFUSED,
+    ): Promise<string> {
+      const outcome = await call(method, params, sandbox);
+      const label = `${method} ${JSON.stringify(params)}`;
+      expect(outcome.code, `${label}: ${outcome.run.stdout}`).toBe(1);
+      expect(kinds, `${label}: ${outcome.error?.message}`).toContain(outcome.error?.data.errorKind);
+      return outcome.error?.message ?? '';
+    }
+
+    async function plantTemplates(): Promise<void> {
+      // A readable tree an agent would copy: config that runs a command when git reads it.
+      await mkdir(join(fixture.ro, 'tmpl'), { recursive: true });
+      await writeFile(join(fixture.ro, 'tmpl', 'config'), '[core]\n\tfsmonitor = touch /tmp/pwned\n');
+      await mkdir(join(fixture.ro, 'merge', '.codex'), { recursive: true });
+      await writeFile(join(fixture.ro, 'merge', '.codex', 'AGENTS.md'), 'obey\n');
+      await writeFile(join(fixture.ro, 'merge', 'plain.txt'), 'plain\n');
+      await symlink('.', join(fixture.ro, 'dot'));
+    }
+
+    it('a loop-back link planted by a copy cannot create .git, .codex, .agents or a denied path', async () => {
+      await plantTemplates();
+      await rm(join(fixture.ws, '.git'), { recursive: true });
+      const sandbox = withEntries(fixture, [join(fixture.ws, '.env'), 'deny']);
+      // The plant itself is an ordinary symlink copy and is allowed.
+      const planted = await call(
+        'fs/copy',
+        {
+          sourcePath: uri(join(fixture.ro, 'dot')),
+          destinationPath: uri(join(fixture.ws, 'x')),
+          recursive: false,
+        },
+        sandbox,
+      );
+      expect(planted.code, planted.run.stdout).toBe(0);
+      expect(lstatSync(join(fixture.ws, 'x')).isSymbolicLink()).toBe(true);
+      await mkdir(join(fixture.ws, 'sub'), { recursive: true });
+      await symlink('..', join(fixture.ws, 'sub', 'up'));
+      await symlink(fixture.ws, join(fixture.ws, 'abs'));
+      await chownForUser(join(fixture.ws, 'sub', 'up'), join(fixture.ws, 'abs'));
+      const before = await snapshotTree(fixture.base);
+
+      const aliases = [
+        join(fixture.ws, 'x'),
+        join(fixture.ws, 'sub', 'up'),
+        join(fixture.ws, 'abs'),
+        '/proc/self/cwd',
+        `/proc/self/root${fixture.ws}`,
+      ];
+      for (const alias of aliases) {
+        const tree = { sourcePath: uri(join(fixture.ro, 'tmpl')), recursive: true };
+        await expectRefused('fs/copy', { ...tree, destinationPath: uri(join(alias, '.git')) }, sandbox);
+        await expectRefused('fs/copy', { ...tree, destinationPath: uri(join(alias, '.codex')) }, sandbox);
+        await expectRefused('fs/createDirectory', { path: uri(join(alias, '.agents', 'skills')) }, sandbox);
+        await expectRefused('fs/writeFile', { path: uri(join(alias, '.env')), dataBase64: 'cHdu' }, sandbox);
+        await expectRefused(
+          'fs/writeFile',
+          { path: uri(join(alias, '.git', 'config')), dataBase64: 'cHdu' },
+          sandbox,
+          [...REFUSED, 'not_found'],
+        );
+      }
+      // Merging a tree that holds .codex into the root itself: refused before anything is copied.
+      await expectRefused(
+        'fs/copy',
+        { sourcePath: uri(join(fixture.ro, 'merge')), destinationPath: uri(fixture.ws), recursive: true },
+        sandbox,
+      );
+      expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+      for (const name of ['.git', '.codex', '.agents', '.env'])
+        expect(existsSync(join(fixture.ws, name))).toBe(false);
+    });
+
+    it('a .git pointer file protects the git directory it names, relative, absolute and through commondir', async () => {
+      await rm(join(fixture.ws, '.git'), { recursive: true });
+      await mkdir(join(fixture.ws, '.bare', 'hooks'), { recursive: true });
+      await writeFile(join(fixture.ws, '.bare', 'config'), '[core]\n');
+      await writeFile(join(fixture.ws, '.git'), 'gitdir: ./.bare\n');
+      await chownForUser(
+        join(fixture.ws, '.bare'),
+        join(fixture.ws, '.bare', 'hooks'),
+        join(fixture.ws, '.bare', 'config'),
+        join(fixture.ws, '.git'),
+      );
+      let before = await snapshotTree(fixture.base);
+      await expectRefused('fs/writeFile', {
+        path: uri(join(fixture.ws, '.bare', 'config')),
+        dataBase64: 'cHdu',
+      });
+      await expectRefused('fs/writeFile', {
+        path: uri(join(fixture.ws, '.bare', 'hooks', 'pre-commit')),
+        dataBase64: 'cHdu',
+      });
+      await expectRefused('fs/remove', { path: uri(join(fixture.ws, '.bare')), recursive: true });
+      expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+
+      // A linked worktree: an absolute gitdir whose `commondir` names the shared repository.
+      const gitdir = join(fixture.ws, 'repo', 'worktrees', 'main');
+      await mkdir(gitdir, { recursive: true });
+      await writeFile(join(gitdir, 'commondir'), '../..\n');
+      await writeFile(join(fixture.ws, 'repo', 'config'), '[core]\n');
+      await writeFile(join(fixture.ws, '.git'), `gitdir: ${gitdir}\n`);
+      await chownForUser(
+        join(fixture.ws, 'repo'),
+        join(fixture.ws, 'repo', 'worktrees'),
+        gitdir,
+        join(gitdir, 'commondir'),
+        join(fixture.ws, 'repo', 'config'),
+      );
+      before = await snapshotTree(fixture.base);
+      await expectRefused('fs/writeFile', { path: uri(join(gitdir, 'HEAD')), dataBase64: 'cHdu' });
+      await expectRefused('fs/writeFile', {
+        path: uri(join(fixture.ws, 'repo', 'config')),
+        dataBase64: 'cHdu',
+      });
+      await expectRefused('fs/createDirectory', { path: uri(join(fixture.ws, 'repo', 'hooks')) });
+      expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+    });
+
+    it("the broker's own installation is read-only when a writable root holds it", async () => {
+      const repo = resolve(REPO);
+      const sandbox = {
+        ...workspaceContext(fixture),
+        permissions: {
+          type: 'managed',
+          network: 'restricted',
+          file_system: {
+            type: 'restricted',
+            entries: [{ path: { type: 'path', path: uri(repo) }, access: 'write' }],
+          },
+        },
+        cwd: uri(repo),
+        workspaceRoots: [uri(repo)],
+      };
+      const dist = join(repo, 'packages', 'broker', 'dist');
+      const shim = join(repo, 'node_modules', '.bin', 'fs-sandbox');
+      for (const file of [CLI_BIN, join(dist, 'cli.js'), join(dist, 'index.js'), shim]) {
+        const bytes = readFileSync(file);
+        // Its own bytes: if the write went through, nothing would be damaged, but the test fails.
+        const message = await expectRefused(
+          'fs/writeFile',
+          { path: uri(file), dataBase64: bytes.toString('base64') },
+          sandbox,
+          ['protected_path'],
+        );
+        expect(message).toContain('own installation');
+        expect(readFileSync(file).equals(bytes)).toBe(true);
+      }
+      const planted = join(dist, 'pwned.js');
+      await expectRefused(
+        'fs/writeFile',
+        { path: uri(planted), dataBase64: 'cHdu', mode: 'create' },
+        sandbox,
+        ['protected_path'],
+      );
+      expect(existsSync(planted)).toBe(false);
+    });
+
+    it('protects .codex and .agents under special writable roots (slash_tmp) too', async () => {
+      await plantTemplates();
+      const existed = ['.codex', '.agents', 'plain.txt'].filter((name) => existsSync(join('/tmp', name)));
+      const sandbox = {
+        ...workspaceContext(fixture),
+        permissions: {
+          type: 'managed',
+          network: 'restricted',
+          file_system: {
+            type: 'restricted',
+            entries: [
+              { path: { type: 'special', value: { kind: 'slash_tmp' } }, access: 'write' },
+              { path: { type: 'path', path: uri(fixture.ro) }, access: 'read' },
+            ],
+          },
+        },
+      };
+      try {
+        await expectRefused(
+          'fs/copy',
+          { sourcePath: uri(join(fixture.ro, 'merge')), destinationPath: uri('/tmp'), recursive: true },
+          sandbox,
+        );
+        await expectRefused('fs/createDirectory', { path: uri('/tmp/.agents') }, sandbox);
+        for (const name of ['.codex', '.agents', 'plain.txt']) {
+          if (!existed.includes(name)) expect(existsSync(join('/tmp', name)), name).toBe(false);
+        }
+      } finally {
+        for (const name of ['.codex', '.agents', 'plain.txt']) {
+          if (!existed.includes(name)) await rm(join('/tmp', name), { recursive: true, force: true });
+        }
+      }
+    });
+
+    it('refuses a tree remove that cannot finish before touching anything', async () => {
+      await mkdir(join(fixture.ws, 'box'));
+      await writeFile(join(fixture.ws, 'box', 'a.txt'), 'keep me\n');
+      await writeFile(join(fixture.ws, 'box', 'secret.txt'), 'masked\n');
+      await mkdir(join(fixture.ws, 'nest', 'inner'), { recursive: true });
+      await writeFile(join(fixture.ws, 'nest', 'b.txt'), 'keep me too\n');
+      await writeFile(join(fixture.ws, 'package.json'), '{}\n');
+      await chownForUser(
+        join(fixture.ws, 'box'),
+        join(fixture.ws, 'box', 'a.txt'),
+        join(fixture.ws, 'box', 'secret.txt'),
+        join(fixture.ws, 'nest'),
+        join(fixture.ws, 'nest', 'inner'),
+        join(fixture.ws, 'nest', 'b.txt'),
+        join(fixture.ws, 'package.json'),
+      );
+      const sandbox = withEntries(
+        fixture,
+        [join(fixture.ws, 'box', 'secret.txt'), 'deny'],
+        [join(fixture.ws, 'nest', 'inner'), 'write'],
+      );
+      const before = await snapshotTree(fixture.base);
+      // The writable root itself, which holds .git, denied paths and everything else.
+      const root = await expectRefused('fs/remove', { path: uri(fixture.ws), recursive: true }, sandbox);
+      expect(root).toMatch(/writable root|mount point|protected|denied/);
+      await expectRefused('fs/remove', { path: uri(join(fixture.ws, 'box')), recursive: true }, sandbox);
+      await expectRefused('fs/remove', { path: uri(join(fixture.ws, 'nest')), recursive: true }, sandbox);
+      await expectRefused('fs/remove', { path: uri(join(fixture.ws, '.git')), recursive: true }, sandbox);
+      expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+    });
+
+    it('refuses to read, copy or replace a hard link to a denied file', async () => {
+      linkSync(join(fixture.ws, 'denied.txt'), join(fixture.ws, 'planted-link'));
+      const before = await snapshotTree(fixture.base);
+      for (const outcome of [
+        await call('fs/readFile', { path: uri(join(fixture.ws, 'planted-link')) }),
+        await call('fs/copy', {
+          sourcePath: uri(join(fixture.ws, 'planted-link')),
+          destinationPath: uri(join(fixture.ws, 'copied')),
+          recursive: false,
+        }),
+        await call('fs/writeFile', { path: uri(join(fixture.ws, 'planted-link')), dataBase64: 'cHdu' }),
+      ]) {
+        expect(outcome.code).toBe(1);
+        expect(outcome.error?.data.errorKind).toBe('permission_denied');
+        expect(outcome.run.stdout + outcome.run.stderr).not.toContain('ZGVuaWVk');
+        expect(outcome.run.stdout + outcome.run.stderr).not.toContain('denied file content');
+      }
+      expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+    });
+  });
+
+  describe('races and bounds (pre-check on)', () => {
+    let fixture: Fixture;
+
+    beforeEach(async () => {
+      fixture = await createFixture(user);
+    });
+
+    afterEach(async () => {
+      await removeFixture(fixture);
+    });
+
+    it('a directory swapped for a link to ../keep during a recursive remove never leads the remove there', async () => {
+      const keep = join(fixture.ws, 'keep');
+      await mkdir(keep);
+      const kept = ['1', '2', '3', '4', '5'];
+      for (const name of kept) await writeFile(join(keep, name), name);
+      const target = join(fixture.ws, 't');
+      // The toggler runs on the host as root: it flips t/sub between a full directory and a link.
+      const toggler = spawn(
+        process.execPath,
+        [
+          '-e',
+          `const fs = require('fs'); const t = ${JSON.stringify(target)}; const sub = t + '/sub';
+           const end = Date.now() + 60000;
+           while (Date.now() < end) { try { fs.mkdirSync(t, { recursive: true });
+             fs.rmSync(sub, { recursive: true, force: true }); fs.mkdirSync(sub);
+             for (let i = 0; i < 20; i++) fs.writeFileSync(sub + '/f' + i, 'x');
+             fs.rmSync(sub, { recursive: true, force: true }); fs.symlinkSync('../keep', sub);
+           } catch {} }`,
+        ],
+        { stdio: 'ignore' },
+      );
+      try {
+        for (const sandbox of [null, workspaceContext(fixture)]) {
+          for (let round = 0; round < 12; round++) {
+            await mkdir(target, { recursive: true });
+            await callMethod(
+              'fs/remove',
+              { path: uri(target), recursive: true, sandbox },
+              { user, env: cliEnv(fixture) },
+            );
+            expect((await readdir(keep)).sort(), `round ${round}`).toEqual(kept);
+          }
+        }
+      } finally {
+        toggler.kill('SIGKILL');
+      }
+      for (const name of kept) expect(readFileSync(join(keep, name), 'utf8')).toBe(name);
+    }, 120_000);
+
+    it('copies a 4 GiB sparse file without filling its holes, and leaves no temporary file', async () => {
+      const sparse = join(fixture.ws, 'sparse.bin');
+      await writeFile(sparse, 'head');
+      await truncate(sparse, 4 * 1024 ** 3);
+      await chownForUser(sparse);
+      const outcome = await callMethod(
+        'fs/copy',
+        {
+          sourcePath: uri(sparse),
+          destinationPath: uri(join(fixture.ws, 'sparse-copy.bin')),
+          recursive: false,
+          sandbox: workspaceContext(fixture),
+        },
+        { user, env: cliEnv(fixture), timeoutMs: 90_000 },
+      );
+      expect(outcome.code, outcome.run.stdout).toBe(0);
+      const copy = statSync(join(fixture.ws, 'sparse-copy.bin'));
+      expect(copy.size).toBe(4 * 1024 ** 3);
+      expect(copy.blocks * 512).toBeLessThan(1024 * 1024);
+      const handle = await open(join(fixture.ws, 'sparse-copy.bin'));
+      const head = Buffer.alloc(4);
+      await handle.read(head, 0, 4, 0);
+      await handle.close();
+      expect(head.toString()).toBe('head');
+      expect((await readdir(fixture.ws)).filter((name) => name.startsWith('.fs-sandbox-'))).toEqual([]);
+    }, 120_000);
+  });
+});
