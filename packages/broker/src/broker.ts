@@ -107,7 +107,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       const params = parseParams(method, rawParams) as Record<string, unknown>;
       const request = helperRequestFor(method, params);
       const route = routeFor(params.sandbox as SandboxContext | null | undefined, os);
-      if (options.requireSandbox) assertSandboxed(method, route);
+      if (options.requireSandbox) assertSandboxed(route);
       const { reply, info } = await runRouted(request, route, {
         inProcess: (inProcessRequest) => runRequest(inProcessRequest),
         sandboxed: (sandboxedRequest, context) => {

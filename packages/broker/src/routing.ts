@@ -42,11 +42,11 @@ const UNSANDBOXED_BECAUSE: Record<UnsandboxedReason, string> = {
  * would run in-process is refused, before any helper or in-process operation runs, saying why it
  * would not be sandboxed and what context would be.
  */
-export function assertSandboxed(method: string, route: Route): void {
+export function assertSandboxed(route: Route): void {
   if (route.kind === 'sandbox') return;
   throw new FsError(
     'permission_denied',
-    `${method} refused: this broker requires a sandbox, and the request ${UNSANDBOXED_BECAUSE[route.reason]}; ` +
+    `refused: this broker requires a sandbox, and the request ${UNSANDBOXED_BECAUSE[route.reason]}; ` +
       'send a `sandbox` whose `permissions` are `managed` with a `restricted` `file_system` that does not grant `root` write',
   );
 }

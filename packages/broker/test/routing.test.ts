@@ -302,7 +302,7 @@ describe('createBroker({ requireSandbox: true })', () => {
     const error = await failureOf(broker.call('fs/writeFile', params));
     expect([error.kind, error.code]).toEqual(['permission_denied', -32600]);
     expect(error.message).toBe(
-      `fs/writeFile refused: this broker requires a sandbox, and the request ${why}; ` +
+      `refused: this broker requires a sandbox, and the request ${why}; ` +
         'send a `sandbox` whose `permissions` are `managed` with a `restricted` `file_system` that does not grant `root` write',
     );
     expect(launches).toHaveLength(0);
