@@ -60,9 +60,12 @@ export function runCli(args: readonly string[], options: CliOptions): Promise<Cl
 export async function callMethod(
   method: string,
   params: unknown,
-  options: CliOptions & { precheck?: boolean },
+  options: CliOptions & { precheck?: boolean; requireSandbox?: boolean },
 ): Promise<{ code: number | null; result?: Record<string, unknown>; error?: WireErrorShape; run: CliRun }> {
-  const flags = options.precheck === false ? ['--no-precheck'] : [];
+  const flags = [
+    ...(options.precheck === false ? ['--no-precheck'] : []),
+    ...(options.requireSandbox === true ? ['--require-sandbox'] : []),
+  ];
   const json = JSON.stringify(params);
   // One argv element is limited to 128 KiB by the kernel; larger params go through stdin (`-`).
   const run =

@@ -17,7 +17,7 @@ import { resolvePoolOptions } from './pool/pool-options.js';
 import type { PoolStats } from './pool/pool-stats.js';
 import { WarmPool } from './pool/warm-pool.js';
 import { precheckPhysical, precheckRequest } from './precheck.js';
-import { routeFor, runRouted } from './routing.js';
+import { assertSandboxed, routeFor, runRouted } from './routing.js';
 import { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
 import { type PreparedSandbox, type SandboxedContext, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
@@ -34,6 +34,11 @@ export interface BrokerOptions {
   precheck?: boolean;
   /** Default helper run time per call (LIMITS.helperTimeoutMs when unset). */
   timeoutMs?: number;
+  /**
+   * Refuse (`permission_denied`) every request that would run outside a platform sandbox: no
+   * context, or one routed in-process (disabled, external, unrestricted, full-disk write). Default false.
+   */
+  requireSandbox?: boolean;
   /**
    * Warm helper pool (on by default): helpers spawned ahead per sandbox shape, bounded and expiring.
    * `false` for one-shot use, where a spare would be spawned only to be killed. Ignored when a
@@ -101,6 +106,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       const params = parseParams(method, rawParams) as Record<string, unknown>;
       const request = helperRequestFor(method, params);
       const route = routeFor(params.sandbox as SandboxContext | null | undefined, os);
+      if (options.requireSandbox) assertSandboxed(route);
       const { reply, info } = await runRouted(request, route, {
         inProcess: (inProcessRequest) => runRequest(inProcessRequest),
         sandboxed: async (sandboxedRequest, context) => {

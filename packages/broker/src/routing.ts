@@ -1,5 +1,11 @@
 import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
-import { type HostOs, resolveSandboxContext, type SandboxContext } from '@fs-sandbox/policy';
+import {
+  FsError,
+  type HostOs,
+  resolveSandboxContext,
+  type SandboxContext,
+  type UnsandboxedReason,
+} from '@fs-sandbox/policy';
 import type { CallInfo } from './broker-api.js';
 import type { SandboxedContext } from './runner/sandbox-runner.js';
 
@@ -21,6 +27,28 @@ export function routeFor(sandbox: SandboxContext | null | undefined, os: HostOs)
   const resolved = resolveSandboxContext(sandbox, os);
   if (!resolved.sandboxed) return { kind: 'in-process', reason: resolved.reason };
   return { kind: 'sandbox', context: resolved };
+}
+
+const UNSANDBOXED_BECAUSE: Record<UnsandboxedReason, string> = {
+  absent: 'has no sandbox context (`sandbox` is missing or null)',
+  disabled: 'turns the sandbox off (`permissions.type` is `disabled`)',
+  external: 'leaves isolation to the caller (`permissions.type` is `external`)',
+  unrestricted: 'does not restrict the file system (`file_system.type` is `unrestricted`)',
+  full_disk_write: 'grants write access to the whole disk (`root` write with nothing narrowing it)',
+};
+
+/**
+ * For a broker that must never act outside a platform sandbox (`requireSandbox`): a route that
+ * would run in-process is refused, before any helper or in-process operation runs, saying why it
+ * would not be sandboxed and what context would be.
+ */
+export function assertSandboxed(route: Route): void {
+  if (route.kind === 'sandbox') return;
+  throw new FsError(
+    'permission_denied',
+    `refused: this broker requires a sandbox, and the request ${UNSANDBOXED_BECAUSE[route.reason]}; ` +
+      'send a `sandbox` whose `permissions` are `managed` with a `restricted` `file_system` that does not grant `root` write',
+  );
 }
 
 export interface RouteHandlers {

@@ -152,6 +152,12 @@ describe('fs-sandbox call', () => {
     expect((await runCli(['call', 'fs/readFile', '{}'])).recorded.options[0]?.precheck).toBe(true);
   });
 
+  it('turns --require-sandbox into a broker option, off by default', async () => {
+    const required = await runCli(['call', '--require-sandbox', 'fs/readFile', '{"path":"file:///x"}']);
+    expect(required.recorded.options[0]?.requireSandbox).toBe(true);
+    expect((await runCli(['call', 'fs/readFile', '{}'])).recorded.options[0]?.requireSandbox).toBe(false);
+  });
+
   it('rejects a bad --timeout as a usage error', async () => {
     expect((await runCli(['call', '--timeout', 'soon', 'fs/readFile', '{}'])).exitCode).toBe(2);
   });

@@ -268,3 +268,66 @@ describe('createBroker routing', () => {
     expect((await failureOf(broker.call('fs/readFile', { path: uri(dir) }))).kind).toBe('internal_error');
   });
 });
+
+describe('createBroker({ requireSandbox: true })', () => {
+  const ok: HelperReply = { status: 'ok', payload: { operation: 'fs/writeFile', response: {} } };
+
+  it.each([
+    ['absent', undefined, 'has no sandbox context (`sandbox` is missing or null)'],
+    ['null', null, 'has no sandbox context (`sandbox` is missing or null)'],
+    [
+      'disabled',
+      { permissions: { type: 'disabled' } },
+      'turns the sandbox off (`permissions.type` is `disabled`)',
+    ],
+    [
+      'external',
+      { permissions: { type: 'external' } },
+      'leaves isolation to the caller (`permissions.type` is `external`)',
+    ],
+    [
+      'unrestricted',
+      { permissions: { type: 'managed', file_system: { type: 'unrestricted' } } },
+      'does not restrict the file system (`file_system.type` is `unrestricted`)',
+    ],
+    [
+      'full-disk write',
+      managed([ROOT('write')]),
+      'grants write access to the whole disk (`root` write with nothing narrowing it)',
+    ],
+  ])('refuses a request whose context is %s, before anything runs', async (name, sandbox, why) => {
+    const { broker, launches } = observedBroker(ok, { requireSandbox: true });
+    const path = join(dir, `required-${name}.txt`);
+    const params = { path: uri(path), dataBase64: 'aGk=', ...(sandbox === undefined ? {} : { sandbox }) };
+    const error = await failureOf(broker.call('fs/writeFile', params));
+    expect([error.kind, error.code]).toEqual(['permission_denied', -32600]);
+    expect(error.message).toBe(
+      `refused: this broker requires a sandbox, and the request ${why}; ` +
+        'send a `sandbox` whose `permissions` are `managed` with a `restricted` `file_system` that does not grant `root` write',
+    );
+    expect(launches).toHaveLength(0);
+    await expect(stat(path)).rejects.toThrow();
+  });
+
+  it('runs a restricted context in the sandbox as usual', async () => {
+    const { broker, launches } = observedBroker(ok, { requireSandbox: true });
+    const { info } = await broker.callWithInfo('fs/writeFile', {
+      path: uri(join(dir, 'required-ok.txt')),
+      dataBase64: 'aGk=',
+      sandbox: workspace(),
+    });
+    expect(info).toEqual({ sandboxed: true, backend: 'bwrap' });
+    expect(launches).toHaveLength(1);
+  });
+
+  it('still answers bad params as invalid_params first', async () => {
+    const { broker } = observedBroker(ok, { requireSandbox: true });
+    const error = await failureOf(
+      broker.call('fs/writeFile', { path: uri(join(dir, 'x')), dataBase64: '', sandBox: workspace() }),
+    );
+    expect([error.kind, error.message]).toEqual([
+      'invalid_params',
+      'unknown field `sandBox` in fs/writeFile params; did you mean `sandbox`?',
+    ]);
+  });
+});

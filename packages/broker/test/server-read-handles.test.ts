@@ -47,7 +47,16 @@ describe('read handles', () => {
 
   it('keeps the sandbox of fs/open for every block read', async () => {
     const { client, broker } = await withDigits();
-    const sandbox = { permissions: { type: 'managed' }, windowsSandboxLevel: 'disabled' };
+    const sandbox = {
+      permissions: {
+        type: 'managed',
+        file_system: {
+          type: 'restricted',
+          entries: [{ path: { type: 'path', path: 'file:///w' }, access: 'read' }],
+        },
+      },
+      windowsSandboxLevel: 'disabled',
+    };
     await client.request('fs/open', { handleId: 'h', path: DIGITS, sandbox });
     await client.request('fs/readBlock', { handleId: 'h', offset: 0, len: 2 });
     expect(broker.calls.map((call) => (call.params as { sandbox: unknown }).sandbox)).toEqual([
@@ -160,12 +169,39 @@ describe('read handles', () => {
       (await client.request('fs/readBlock', { handleId: 'h-1', offset: '0', len: 1 })).error,
     ).toMatchObject({
       code: -32602,
-      message: 'invalid type: a string, expected u64',
+      message: 'invalid type: string "0", expected u64',
     });
     expect((await client.request('fs/open', { handleId: 'p' })).error).toMatchObject({
       code: -32602,
       message: 'missing field `path`',
     });
+    await client.end();
+  });
+
+  it('refuses unknown keys on the handle methods before the broker is asked anything', async () => {
+    const { client, broker } = await withDigits();
+    const sandbox = { permissions: { type: 'disabled' } };
+    expect(await client.request('fs/open', { handleId: 'h', path: DIGITS, sandBox: sandbox }, 7)).toEqual({
+      error: {
+        code: -32602,
+        message: 'unknown field `sandBox` in fs/open params; did you mean `sandbox`?',
+        data: { errorKind: 'invalid_params', field: 'sandBox' },
+      },
+      id: 7,
+    });
+    expect(broker.calls).toEqual([]);
+    await client.request('fs/open', { handleId: 'h', path: DIGITS });
+    expect(
+      (await client.request('fs/readBlock', { handleId: 'h', offset: 0, length: 4 })).error,
+    ).toMatchObject({
+      code: -32602,
+      message: 'unknown field `length` in fs/readBlock params, expected one of `handleId`, `offset`, `len`',
+    });
+    expect((await client.request('fs/close', { handleID: 'h' })).error).toMatchObject({
+      code: -32602,
+      message: 'unknown field `handleID` in fs/close params; did you mean `handleId`?',
+    });
+    expect(broker.calls.map((call) => call.method)).toEqual(['fs/openForRead']);
     await client.end();
   });
 

@@ -36,3 +36,14 @@ export function assertReadBlockLength(len: number): void {
     );
   }
 }
+
+/** The byte length of a client-chosen read handle id (fs/open, fs/readBlock, fs/close). */
+export function assertHandleIdLength(handleId: string): void {
+  const bytes = Buffer.byteLength(handleId, 'utf8');
+  if (bytes < 1 || bytes > LIMITS.handleIdMaxBytes) {
+    throw new FsError(
+      'invalid_request',
+      `file handle id must be between 1 and ${LIMITS.handleIdMaxBytes} bytes`,
+    );
+  }
+}

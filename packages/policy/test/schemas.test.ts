@@ -6,6 +6,7 @@ import {
   parseParams,
   parseResult,
   parseSandboxContext,
+  type RpcMethod,
   wireErrorSchema,
 } from '../src/schemas/index.js';
 
@@ -279,12 +280,25 @@ describe('parseParams', () => {
     expect(
       failure(() => parseParams('fs/open', { handleId: 'h', path: 'file:///x', mode: 'append' })).message,
     ).toBe('unknown variant `append`, expected `read` or `replace`');
-    expect(
-      failure(() => parseParams('fs/open', { handleId: 'h', path: 'file:///x', mode: 'replace' })).message,
-    ).toMatch(/not supported/);
-    expect(
-      failure(() => parseParams('fs/open', { handleId: 'x'.repeat(33), path: 'file:///x' })).message,
-    ).toBe('file handle id must be at most 32 bytes');
+    const replace = failure(() =>
+      parseParams('fs/open', { handleId: 'h', path: 'file:///x', mode: 'replace' }),
+    );
+    expect([replace.kind, replace.message]).toEqual([
+      'invalid_request',
+      'fs/open mode `replace` (write streaming) is not supported by fs-sandbox; use fs/writeFile',
+    ]);
+    const handleId = 'x'.repeat(33);
+    for (const badLength of [
+      () => parseParams('fs/open', { handleId, path: 'file:///x' }),
+      () => parseParams('fs/readBlock', { handleId, offset: 0, len: 1 }),
+      () => parseParams('fs/close', { handleId: '' }),
+    ]) {
+      const e = failure(badLength);
+      expect([e.kind, e.message]).toEqual([
+        'invalid_request',
+        'file handle id must be between 1 and 32 bytes',
+      ]);
+    }
     expect(parseParams('fs/close', { handleId: 'anything' })).toEqual({ handleId: 'anything' });
   });
   it('validates the internal helper ops', () => {
@@ -305,6 +319,155 @@ describe('parseParams', () => {
         parseParams('fs/readRange', { path: 'file:///x', offset: 0, len: 1, identity: { dev: 1, ino: '1' } }),
       ).message,
     ).toBe('invalid type: integer `1`, expected a string');
+  });
+});
+
+const WALK_OPTIONS = { maxDepth: 2, maxDirectories: 10, maxEntries: 10, followDirectorySymlinks: false };
+
+/** Valid params for every method with a schema; the Record type makes a new method need a row. */
+const VALID_PARAMS: Record<RpcMethod, Record<string, unknown>> = {
+  'fs/readFile': { path: 'file:///w/a' },
+  'fs/writeFile': { path: 'file:///w/a', dataBase64: 'aGk=' },
+  'fs/createDirectory': { path: 'file:///w/d' },
+  'fs/getMetadata': { path: 'file:///w/a' },
+  'fs/canonicalize': { path: 'file:///w/a' },
+  'fs/readDirectory': { path: 'file:///w' },
+  'fs/remove': { path: 'file:///w/a' },
+  'fs/copy': { sourcePath: 'file:///w/a', destinationPath: 'file:///w/b', recursive: false },
+  'fs/walk': { path: 'file:///w', options: WALK_OPTIONS },
+  'fs/open': { handleId: 'h', path: 'file:///w/a' },
+  'fs/readBlock': { handleId: 'h', offset: 0, len: 1 },
+  'fs/close': { handleId: 'h' },
+  'fs/openForRead': { path: 'file:///w/a' },
+  'fs/readRange': { path: 'file:///w/a', offset: 0, len: 1 },
+};
+const METHODS = Object.keys(VALID_PARAMS) as RpcMethod[];
+const WITH_SANDBOX = METHODS.filter((method) => method !== 'fs/readBlock' && method !== 'fs/close');
+
+describe('unknown keys in params', () => {
+  it.each(METHODS)('%s refuses an unknown key, naming the method and the key', (method) => {
+    expect(() => parseParams(method, VALID_PARAMS[method])).not.toThrow();
+    const e = failure(() => parseParams(method, { ...VALID_PARAMS[method], frobnicate: true }));
+    expect([e.kind, e.code, e.extra]).toEqual(['invalid_params', -32602, { field: 'frobnicate' }]);
+    expect(e.message).toMatch(new RegExp(`^unknown field \`frobnicate\` in ${method} params, expected `));
+  });
+  it.each(
+    WITH_SANDBOX.flatMap((method) => ['sandBox', 'Sandbox', 'SANDBOX', 'sandbx'].map((key) => [method, key])),
+  )('%s refuses `%s` and suggests `sandbox`', (method, key) => {
+    const restrictedContext = restricted([{ path: { type: 'path', path: 'file:///w' }, access: 'write' }]);
+    const e = failure(() =>
+      parseParams(method as RpcMethod, { ...VALID_PARAMS[method as RpcMethod], [key]: restrictedContext }),
+    );
+    expect(e.kind).toBe('invalid_params');
+    expect(e.message).toBe(`unknown field \`${key}\` in ${method} params; did you mean \`sandbox\`?`);
+    expect(e.extra).toEqual({ field: key });
+  });
+  it('lists the known keys when none is close', () => {
+    expect(failure(() => parseParams('fs/close', { handleId: 'h', sandbox: null })).message).toBe(
+      'unknown field `sandbox` in fs/close params, expected `handleId`',
+    );
+    expect(
+      failure(() => parseParams('fs/writeFile', { ...VALID_PARAMS['fs/writeFile'], x: 1 })).message,
+    ).toBe(
+      'unknown field `x` in fs/writeFile params, expected one of `path`, `dataBase64`, `sandbox`, `mode`, `expectedSha256`',
+    );
+  });
+  it.each([
+    ['fs/remove', { path: 'file:///w/a', recursve: false }, 'recursve', 'recursive'],
+    ['fs/remove', { path: 'file:///w/a', Force: false }, 'Force', 'force'],
+    ['fs/writeFile', { path: 'file:///w/a', dataBase64: '', Mode: 'create' }, 'Mode', 'mode'],
+    [
+      'fs/writeFile',
+      { path: 'file:///w/a', dataBase64: '', expected_sha256: 'a'.repeat(64) },
+      'expected_sha256',
+      'expectedSha256',
+    ],
+    [
+      'fs/copy',
+      {
+        sourcePath: 'file:///a',
+        destinationPath: 'file:///b',
+        recursive: true,
+        destination_path: 'file:///c',
+      },
+      'destination_path',
+      'destinationPath',
+    ],
+  ] as const)('%s: %j suggests the intended key', (method, raw, key, suggestion) => {
+    const e = failure(() => parseParams(method, raw));
+    expect(e.message).toBe(`unknown field \`${key}\` in ${method} params; did you mean \`${suggestion}\`?`);
+    expect(e.extra).toEqual({ field: key });
+  });
+  it('names a misspelled key rather than the required key it leaves missing', () => {
+    const e = failure(() => parseParams('fs/writeFile', { path: 'file:///w/a', dataBase46: 'aGk=' }));
+    expect(e.message).toBe('unknown field `dataBase46` in fs/writeFile params; did you mean `dataBase64`?');
+  });
+  it('refuses unknown keys in fs/walk options and fs/readRange identity, saying where', () => {
+    const walk = failure(() =>
+      parseParams('fs/walk', { path: 'file:///w', options: { ...WALK_OPTIONS, max_depth: 1 } }),
+    );
+    expect(walk.message).toBe(
+      'unknown field `max_depth` in fs/walk params at `options`; did you mean `maxDepth`?',
+    );
+    expect(walk.extra).toEqual({ field: 'options.max_depth' });
+    const identity = failure(() =>
+      parseParams('fs/readRange', {
+        ...VALID_PARAMS['fs/readRange'],
+        identity: { dev: '1', ino: '2', gen: '3' },
+      }),
+    );
+    expect(identity.message).toBe(
+      'unknown field `gen` in fs/readRange params at `identity`, expected `dev` or `ino`',
+    );
+  });
+  it('keeps accepting the extension fields Codex clients send inside a sandbox context', () => {
+    const sandbox = {
+      ...restricted([
+        { path: { type: 'path', path: 'file:///w' }, access: 'write', missing_path_behavior: 'skip' },
+        { path: { type: 'special', value: { kind: 'project_roots', subpath: 'docs' } }, access: 'read' },
+      ]),
+      cwd: 'file:///w',
+      workspaceRoots: ['file:///w'],
+      userHomeDir: 'file:///home/u',
+      temporaryDirectories: ['file:///tmp'],
+      windowsSandboxPrivateDesktop: false,
+      useLegacyLandlock: false,
+      policyContext: { profile: ':workspace', source: 'config' },
+    };
+    const parsed = parseParams('fs/writeFile', { ...VALID_PARAMS['fs/writeFile'], sandbox });
+    expect(parsed.sandbox).toMatchObject({
+      userHomeDir: 'file:///home/u',
+      useLegacyLandlock: false,
+      permissions: {
+        file_system: {
+          entries: [
+            { path: { type: 'path', path: 'file:///w' }, access: 'write' },
+            { path: { type: 'special', value: { kind: 'project_roots', subpath: 'docs' } }, access: 'read' },
+          ],
+        },
+      },
+    });
+  });
+  it('refuses an unknown key on a known special path, where ignoring it would widen the entry', () => {
+    const value = { kind: 'project_roots', subPath: 'docs' };
+    const e = failure(() =>
+      parseParams('fs/writeFile', {
+        ...VALID_PARAMS['fs/writeFile'],
+        sandbox: { ...restricted([{ path: { type: 'special', value }, access: 'write' }]), cwd: 'file:///w' },
+      }),
+    );
+    expect(e.message).toBe(
+      'unknown field `subPath` in fs/writeFile params at `sandbox.permissions.file_system.entries.0.path.value`; did you mean `subpath`?',
+    );
+    expect(e.extra).toEqual({ field: 'sandbox.permissions.file_system.entries.0.path.value.subPath' });
+    const root = failure(() =>
+      parseSandboxContext(
+        restricted([{ path: { type: 'special', value: { kind: 'root', subpath: 'w' } }, access: 'write' }]),
+      ),
+    );
+    expect(root.message).toBe(
+      'unknown field `subpath` in sandbox context at `permissions.file_system.entries.0.path.value`, expected `kind`',
+    );
   });
 });
 

@@ -7,6 +7,8 @@ export interface BrokerFlags {
   timeout?: number;
   /** commander's negated flag: false when --no-precheck was given. */
   precheck: boolean;
+  /** Only on the commands that take a caller's params as they are (call, serve). */
+  requireSandbox?: boolean;
 }
 
 function positiveInteger(text: string): number {
@@ -26,8 +28,25 @@ export function addBrokerOptions(command: Command): Command {
     );
 }
 
+/**
+ * `--require-sandbox`, for the commands that run a caller's params as they are (call, serve): there
+ * a missing or in-process context comes from the caller, so the operator can refuse it outright.
+ */
+export function addRequireSandboxOption(command: Command): Command {
+  return command.option(
+    '--require-sandbox',
+    'refuse (permission_denied) any request without a sandbox or whose context runs unsandboxed (disabled, external, unrestricted, full-disk write)',
+  );
+}
+
 export function brokerOptionsFrom(flags: BrokerFlags, io: CliIo): BrokerOptions {
   // No warm pool: these commands run an operation or two and exit, so a spare would be spawned
   // only to be killed at exit. `serve` turns it on with its --pool-* flags.
-  return { env: io.env, precheck: flags.precheck, timeoutMs: flags.timeout, pool: false };
+  return {
+    env: io.env,
+    precheck: flags.precheck,
+    timeoutMs: flags.timeout,
+    requireSandbox: flags.requireSandbox === true,
+    pool: false,
+  };
 }

@@ -1,6 +1,11 @@
 import { FsError, isFsMethod, LIMITS } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
-import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
+import {
+  addBrokerOptions,
+  addRequireSandboxOption,
+  type BrokerFlags,
+  brokerOptionsFrom,
+} from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { writeErrorJson, writeResultJson } from './json-output.js';
 import { readBoundedStdin } from './read-stdin.js';
@@ -16,6 +21,7 @@ export function registerCallCommand(program: Command, deps: CliDeps): void {
     .description('run one filesystem method; prints the JSON result or {"error":…} on stdout')
     .argument('<method>', 'e.g. fs/readFile')
     .argument('<params>', 'params as JSON, or - to read them from stdin');
+  addRequireSandboxOption(command);
   addBrokerOptions(command).action(async (method: string, paramsText: string, flags: BrokerFlags) => {
     const broker = deps.createBroker(brokerOptionsFrom(flags, deps.io));
     try {

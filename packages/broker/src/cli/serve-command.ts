@@ -4,7 +4,12 @@ import { type AuditSink, FileAuditLog } from '../server/audit-log.js';
 import { type ListenAddress, parseListenAddress } from '../server/listen-address.js';
 import { createServer, type FsRpcServer, SERVER_DEFAULTS } from '../server/server.js';
 import { loadToken } from '../server/token-auth.js';
-import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
+import {
+  addBrokerOptions,
+  addRequireSandboxOption,
+  type BrokerFlags,
+  brokerOptionsFrom,
+} from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { addPoolOptions, type PoolFlags, poolOptionsFrom } from './pool-flags.js';
 
@@ -34,7 +39,7 @@ function printStats(server: FsRpcServer, deps: CliDeps): void {
 }
 
 export function registerServeCommand(program: Command, deps: CliDeps): Command {
-  return addPoolOptions(addBrokerOptions(program.command('serve')))
+  return addPoolOptions(addRequireSandboxOption(addBrokerOptions(program.command('serve'))))
     .description(
       'serve the filesystem methods as JSON-RPC (Codex exec-server wire format) over stdio or WebSocket',
     )

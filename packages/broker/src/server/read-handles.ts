@@ -1,6 +1,6 @@
-import { FsError, LIMITS } from '@fs-sandbox/policy';
+import { FsError, LIMITS, type ReadBlockParams } from '@fs-sandbox/policy';
 import type { ServerBroker } from './server-broker.js';
-import type { OpenParams, ReadBlockParams } from './server-params.js';
+import type { OpenHandleParams } from './server-params.js';
 
 /** What the broker's `fs/openForRead` reports about the file a handle reads. */
 interface FileIdentity {
@@ -47,7 +47,7 @@ export class ReadHandleManager {
     return this.handles.get(handleId);
   }
 
-  async open(params: OpenParams, signal: AbortSignal): Promise<ReadHandle> {
+  async open(params: OpenHandleParams, signal: AbortSignal): Promise<ReadHandle> {
     const id = params.handleId;
     if (this.handles.has(id) || this.opening.has(id)) {
       throw new FsError('invalid_request', `file handle \`${id}\` already exists`);

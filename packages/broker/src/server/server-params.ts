@@ -1,26 +1,28 @@
-import { assertReadBlockLength, FsError, LIMITS } from '@fs-sandbox/policy';
+import {
+  type CloseParams,
+  FsError,
+  type HandleMethod,
+  type ParamsFor,
+  parseParams,
+  type ReadBlockParams,
+} from '@fs-sandbox/policy';
 
 /**
- * Parameter checks for the methods the server answers itself (initialize and the read-handle
- * methods); the filesystem methods are validated by the broker. Messages follow the serde wording
- * the reference sends (`missing field `x``, `invalid number`, `unknown variant …`), with the
- * reference's codes: shape errors are invalid_params (-32602), limit violations invalid_request.
+ * Parameter checks for the methods the server answers itself. The read-handle methods use their
+ * schemas from @fs-sandbox/policy, like the filesystem methods the broker validates, so they refuse
+ * unknown keys with the same messages; initialize, which the reference lets carry more than
+ * `clientName`, is checked here. Messages follow the serde wording the reference sends.
  */
 
 export interface InitializeParams {
   clientName: string;
 }
 
-export interface OpenParams {
+/** What a read handle is opened with: the path and context stay as sent, for the broker to parse. */
+export interface OpenHandleParams {
   handleId: string;
   path: unknown;
   sandbox: unknown;
-}
-
-export interface ReadBlockParams {
-  handleId: string;
-  offset: number;
-  len: number;
 }
 
 function invalidParams(message: string): FsError {
@@ -52,63 +54,29 @@ function requiredString(fields: Record<string, unknown>, name: string): string {
   return value;
 }
 
-/** A u64 on the wire; JSON numbers past 2^53 cannot be represented exactly, so they are refused too. */
-function requiredUnsigned(fields: Record<string, unknown>, name: string): number {
-  const value = fields[name];
-  if (value === undefined) throw invalidParams(`missing field \`${name}\``);
-  if (typeof value !== 'number') throw invalidParams(`invalid type: ${describe(value)}, expected u64`);
-  if (!Number.isSafeInteger(value) || value < 0) throw invalidParams('invalid number');
-  return value;
-}
-
-function handleId(fields: Record<string, unknown>): string {
-  const id = requiredString(fields, 'handleId');
-  const bytes = Buffer.byteLength(id, 'utf8');
-  if (bytes < 1 || bytes > LIMITS.handleIdMaxBytes) {
-    throw new FsError(
-      'invalid_request',
-      `file handle id must be between 1 and ${LIMITS.handleIdMaxBytes} bytes`,
-    );
-  }
-  return id;
-}
-
 export function parseInitializeParams(params: unknown): InitializeParams {
   return { clientName: requiredString(record(params), 'clientName') };
 }
 
-export function parseOpenParams(params: unknown): OpenParams {
-  const fields = record(params);
-  const id = handleId(fields);
-  if (fields.path === undefined) throw invalidParams('missing field `path`');
-  const mode = fields.mode;
-  if (mode === 'replace') {
-    // Write streaming would need a sandboxed writer that outlives one helper run; until that
-    // exists the server refuses it outright rather than writing outside the helper.
-    throw new FsError(
-      'invalid_request',
-      'fs/open mode `replace` (write streaming) is not supported by fs-sandbox; use fs/writeFile',
-    );
-  }
-  if (mode !== undefined && mode !== null && mode !== 'read') {
-    const shown =
-      typeof mode === 'string'
-        ? `unknown variant \`${mode.slice(0, 64)}\``
-        : `invalid type: ${describe(mode)}`;
-    throw invalidParams(`${shown}, expected \`read\` or \`replace\``);
-  }
-  return { handleId: id, path: fields.path, sandbox: fields.sandbox ?? null };
+/** A request without params is read as empty params, so the reply names the field it lacks. */
+function handleParams<M extends HandleMethod>(method: M, params: unknown): ParamsFor<M> {
+  return parseParams(method, params ?? {});
+}
+
+/**
+ * fs/open: checked whole (unknown keys included) before anything runs. The path and sandbox go on
+ * to the broker as the client sent them; its fs/openForRead parses them for the operation.
+ */
+export function parseOpenParams(params: unknown): OpenHandleParams {
+  const { handleId } = handleParams('fs/open', params);
+  const fields = params as Record<string, unknown>;
+  return { handleId, path: fields.path, sandbox: fields.sandbox ?? null };
 }
 
 export function parseReadBlockParams(params: unknown): ReadBlockParams {
-  const fields = record(params);
-  const id = handleId(fields);
-  const offset = requiredUnsigned(fields, 'offset');
-  const len = requiredUnsigned(fields, 'len');
-  assertReadBlockLength(len);
-  return { handleId: id, offset, len };
+  return handleParams('fs/readBlock', params);
 }
 
-export function parseCloseParams(params: unknown): { handleId: string } {
-  return { handleId: handleId(record(params)) };
+export function parseCloseParams(params: unknown): CloseParams {
+  return handleParams('fs/close', params);
 }

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits.js';
 import {
   decimalSchema,
   optionalFlagSchema,
@@ -9,17 +8,22 @@ import {
 } from './primitives.js';
 import { sandboxContextSchema } from './sandbox-context.js';
 
-/** Params of every fs method (DESIGN §4, reference §4). Unknown keys are ignored like serde does. */
+/**
+ * Params of every fs method (DESIGN §4, reference §4). Every params object, and every object nested
+ * in one except the sandbox context, refuses keys it does not declare: an ignored `sandBox` would
+ * run the request with no sandbox at all, an ignored `recursve: false` would remove a whole tree,
+ * an ignored `maxDeph` would walk deeper than asked.
+ */
 
 const sandbox = sandboxContextSchema.nullish();
 
-export const readFileParamsSchema = z.object({ path: pathUriSchema, sandbox });
+export const readFileParamsSchema = z.strictObject({ path: pathUriSchema, sandbox });
 export type ReadFileParams = z.output<typeof readFileParamsSchema>;
 
 export const WRITE_MODES = ['overwrite', 'create'] as const;
 export type WriteMode = (typeof WRITE_MODES)[number];
 
-export const writeFileParamsSchema = z.object({
+export const writeFileParamsSchema = z.strictObject({
   path: pathUriSchema,
   dataBase64: z.string(),
   sandbox,
@@ -30,23 +34,23 @@ export const writeFileParamsSchema = z.object({
 });
 export type WriteFileParams = z.output<typeof writeFileParamsSchema>;
 
-export const createDirectoryParamsSchema = z.object({
+export const createDirectoryParamsSchema = z.strictObject({
   path: pathUriSchema,
   recursive: optionalFlagSchema,
   sandbox,
 });
 export type CreateDirectoryParams = z.output<typeof createDirectoryParamsSchema>;
 
-export const getMetadataParamsSchema = z.object({ path: pathUriSchema, sandbox });
+export const getMetadataParamsSchema = z.strictObject({ path: pathUriSchema, sandbox });
 export type GetMetadataParams = z.output<typeof getMetadataParamsSchema>;
 
-export const canonicalizeParamsSchema = z.object({ path: pathUriSchema, sandbox });
+export const canonicalizeParamsSchema = z.strictObject({ path: pathUriSchema, sandbox });
 export type CanonicalizeParams = z.output<typeof canonicalizeParamsSchema>;
 
-export const readDirectoryParamsSchema = z.object({ path: pathUriSchema, sandbox });
+export const readDirectoryParamsSchema = z.strictObject({ path: pathUriSchema, sandbox });
 export type ReadDirectoryParams = z.output<typeof readDirectoryParamsSchema>;
 
-export const removeParamsSchema = z.object({
+export const removeParamsSchema = z.strictObject({
   path: pathUriSchema,
   recursive: optionalFlagSchema,
   force: optionalFlagSchema,
@@ -54,7 +58,7 @@ export const removeParamsSchema = z.object({
 });
 export type RemoveParams = z.output<typeof removeParamsSchema>;
 
-export const copyParamsSchema = z.object({
+export const copyParamsSchema = z.strictObject({
   sourcePath: pathUriSchema,
   destinationPath: pathUriSchema,
   recursive: z.boolean(),
@@ -62,7 +66,7 @@ export const copyParamsSchema = z.object({
 });
 export type CopyParams = z.output<typeof copyParamsSchema>;
 
-export const walkOptionsSchema = z.object({
+export const walkOptionsSchema = z.strictObject({
   maxDepth: u64Schema,
   maxDirectories: u64Schema,
   maxEntries: u64Schema,
@@ -71,47 +75,41 @@ export const walkOptionsSchema = z.object({
 });
 export type WalkOptions = z.output<typeof walkOptionsSchema>;
 
-export const walkParamsSchema = z.object({ path: pathUriSchema, options: walkOptionsSchema, sandbox });
+export const walkParamsSchema = z.strictObject({ path: pathUriSchema, options: walkOptionsSchema, sandbox });
 export type WalkParams = z.output<typeof walkParamsSchema>;
 
+// Its byte length is a limit (invalid_request, like the other limits), checked after parsing.
 export const handleIdSchema = z.string();
 
-export const openParamsSchema = z.object({
-  handleId: handleIdSchema.refine((id) => Buffer.byteLength(id, 'utf8') <= LIMITS.handleIdMaxBytes, {
-    message: `file handle id must be at most ${LIMITS.handleIdMaxBytes} bytes`,
-  }),
+export const openParamsSchema = z.strictObject({
+  handleId: handleIdSchema,
   path: pathUriSchema,
   // `replace` is the reference's write streaming, which this server does not offer; it is named
-  // here so `append` still gets the reference's message, and refused below with a clear one.
-  mode: z
-    .enum(['read', 'replace'])
-    .nullish()
-    .refine((mode) => mode !== 'replace', {
-      message: 'fs/open mode `replace` (write streaming) is not supported',
-    }),
+  // here so `append` still gets the reference's message, and refused after parsing with a clear one.
+  mode: z.enum(['read', 'replace']).nullish(),
   sandbox,
 });
 export type OpenParams = z.output<typeof openParamsSchema>;
 
-export const readBlockParamsSchema = z.object({
+export const readBlockParamsSchema = z.strictObject({
   handleId: handleIdSchema,
   offset: u64Schema,
   len: u64Schema,
 });
 export type ReadBlockParams = z.output<typeof readBlockParamsSchema>;
 
-export const closeParamsSchema = z.object({ handleId: handleIdSchema });
+export const closeParamsSchema = z.strictObject({ handleId: handleIdSchema });
 export type CloseParams = z.output<typeof closeParamsSchema>;
 
 /** Internal helper op behind fs/open: validates a readable regular file and reports its identity. */
-export const openForReadParamsSchema = z.object({ path: pathUriSchema, sandbox });
+export const openForReadParamsSchema = z.strictObject({ path: pathUriSchema, sandbox });
 export type OpenForReadParams = z.output<typeof openForReadParamsSchema>;
 
-export const fileIdentitySchema = z.object({ dev: decimalSchema, ino: decimalSchema });
+export const fileIdentitySchema = z.strictObject({ dev: decimalSchema, ino: decimalSchema });
 export type FileIdentity = z.output<typeof fileIdentitySchema>;
 
 /** Internal helper op behind fs/readBlock: one positional read, refused if the file was swapped. */
-export const readRangeParamsSchema = z.object({
+export const readRangeParamsSchema = z.strictObject({
   path: pathUriSchema,
   offset: u64Schema,
   len: u64Schema,

@@ -4,4 +4,4 @@ export * from './helper-protocol.js';
 export * from './method-schemas.js';
 export * from './primitives.js';
 export * from './sandbox-context.js';
-export { serdeErrorMap } from './serde-messages.js';
+export { serdeErrorMapFor } from './serde-messages.js';

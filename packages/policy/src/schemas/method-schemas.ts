@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { FsError } from '../error-kinds.js';
-import { assertReadBlockLength, assertWalkLimits } from '../request-bounds.js';
+import { assertHandleIdLength, assertReadBlockLength, assertWalkLimits } from '../request-bounds.js';
 import * as params from './fs-params.js';
 import * as results from './fs-results.js';
 import { sandboxContextSchema } from './sandbox-context.js';
@@ -55,8 +55,9 @@ export function resultSchemaFor<M extends RpcMethod>(method: M): (typeof RESULT_
 }
 
 /**
- * Semantic bounds that the reference reports as invalid *request* (-32600) with fixed texts, after
- * the params themselves parsed fine.
+ * Semantic bounds reported as invalid *request* (-32600) with fixed texts, after the params
+ * themselves parsed fine: the walk, block-length and handle-id limits, and the refusal of write
+ * streaming.
  */
 function checkBounds(method: RpcMethod, parsed: unknown): void {
   if (method === 'fs/walk') {
@@ -66,17 +67,28 @@ function checkBounds(method: RpcMethod, parsed: unknown): void {
     const { len } = parsed as params.ReadBlockParams;
     assertReadBlockLength(len);
   }
+  if (method === 'fs/open' || method === 'fs/readBlock' || method === 'fs/close') {
+    assertHandleIdLength((parsed as params.CloseParams).handleId);
+  }
+  if (method === 'fs/open' && (parsed as params.OpenParams).mode === 'replace') {
+    // Write streaming would need a sandboxed writer that outlives one helper run; until that exists
+    // it is refused outright rather than written outside the helper.
+    throw new FsError(
+      'invalid_request',
+      'fs/open mode `replace` (write streaming) is not supported by fs-sandbox; use fs/writeFile',
+    );
+  }
 }
 
 /**
  * Typed params for `method`, or an FsError: `invalid_params` with a serde-style message (the
- * offending field's dotted path in `data.field`), or `invalid_request` for the walk and block-length
- * bounds, whose reference texts are fixed.
+ * offending field's dotted path in `data.field`; a key the method does not declare is refused, never
+ * ignored), or `invalid_request` for the bounds above.
  */
 export function parseParams<M extends RpcMethod>(method: M, raw: unknown): ParamsFor<M> {
   const schema = PARAMS_SCHEMAS[method] as z.ZodType | undefined;
   if (!schema) throw new FsError('invalid_request', `unknown method \`${String(method)}\``);
-  const result = schema.safeParse(raw, safeParseOptions());
+  const result = schema.safeParse(raw, safeParseOptions(`${method} params`));
   if (!result.success) throw issueToFsError(result.error);
   checkBounds(method, result.data);
   return result.data as ParamsFor<M>;
@@ -84,7 +96,7 @@ export function parseParams<M extends RpcMethod>(method: M, raw: unknown): Param
 
 /** Validates a result against its schema (used by tests and by the broker on helper replies). */
 export function parseResult<M extends RpcMethod>(method: M, raw: unknown): ResultFor<M> {
-  const result = RESULT_SCHEMAS[method].safeParse(raw, safeParseOptions());
+  const result = RESULT_SCHEMAS[method].safeParse(raw, safeParseOptions(`${method} result`));
   if (!result.success) {
     const error = issueToFsError(result.error);
     throw new FsError('helper_failed', `invalid ${method} result: ${error.message}`, error.extra);
@@ -95,7 +107,7 @@ export function parseResult<M extends RpcMethod>(method: M, raw: unknown): Resul
 /** A standalone sandbox context (e.g. from a CLI flag), with the same messages as inside params. */
 export function parseSandboxContext(raw: unknown): z.output<typeof sandboxContextSchema> | null {
   if (raw === null || raw === undefined) return null;
-  const result = sandboxContextSchema.safeParse(raw, safeParseOptions());
+  const result = sandboxContextSchema.safeParse(raw, safeParseOptions('sandbox context'));
   if (!result.success) throw issueToFsError(result.error);
   return result.data;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parsePathUri } from '../path-uri.js';
+import { invalidTypeMessage } from './serde-messages.js';
 
 /** A wire path: validated and returned in canonical `file:` form (path-uri.ts holds the rules). */
 export const pathUriSchema = z.string().transform((value, ctx) => {
@@ -14,9 +15,12 @@ export const pathUriSchema = z.string().transform((value, ctx) => {
 /**
  * A u64 as JSON carries it. Only safe integers are accepted: a larger number has already lost
  * precision in JSON.parse, so acting on it would act on a different value than the client sent.
+ * A missing one falls through to the shared `missing field` wording.
  */
 export const u64Schema = z
-  .number()
+  .number({
+    error: (issue) => (issue.input === undefined ? undefined : invalidTypeMessage(issue.input, 'u64')),
+  })
   .refine((n) => Number.isSafeInteger(n) && n >= 0, { message: 'invalid number', abort: true });
 
 /** `bool | null`, as the reference accepts for its optional flags; null means the default. */

@@ -1,10 +1,18 @@
 import { z } from 'zod';
 import { pathUriSchema, u64Schema } from './primitives.js';
+import type { UnknownFieldParams } from './serde-messages.js';
 
 /**
  * The sandbox context (DESIGN §4, reference §6.1). Lenient where the reference is lenient (unknown
  * keys ignored, `none` for deny, the `current_working_directory` alias, unknown special kinds kept)
  * and strict on everything that decides what is reachable.
+ *
+ * Unknown keys stay ignored here, unlike in the params around it: Codex clients of different
+ * versions send fields this version does not use (`policyContext`, an entry's
+ * `missing_path_behavior`), and a misspelled field of the context fails closed anyway (a required
+ * one is missing; a missing `network`, `windowsSandboxLevel`, `workspaceRoots` or
+ * `temporaryDirectories` grants less, not more). The one exception is a known special path: there a
+ * misspelled `subpath` would widen the entry to the whole project, so its unknown keys are refused.
  */
 
 export const ACCESS_VALUES = ['read', 'write', 'deny'] as const;
@@ -30,6 +38,18 @@ export type FileSystemSpecialPath =
 
 const KIND_ALIASES: Record<string, string> = { current_working_directory: 'project_roots' };
 
+const KIND_FIELDS: Record<Exclude<SpecialKind, 'unknown'>, readonly string[]> = {
+  root: ['kind'],
+  minimal: ['kind'],
+  project_roots: ['kind', 'subpath'],
+  tmpdir: ['kind'],
+  slash_tmp: ['kind'],
+};
+
+function isKnownKind(kind: string): kind is keyof typeof KIND_FIELDS {
+  return Object.hasOwn(KIND_FIELDS, kind);
+}
+
 /**
  * A `project_roots` subpath is joined onto each workspace root, so it must stay inside it: an
  * absolute path or a `..` segment would turn "the project" into anywhere on the disk.
@@ -46,6 +66,15 @@ export const specialPathSchema = z
   .looseObject({ kind: z.string(), subpath: z.string().nullish() })
   .transform((value, ctx): FileSystemSpecialPath => {
     const kind = KIND_ALIASES[value.kind] ?? value.kind;
+    if (isKnownKind(kind)) {
+      const knownFields = KIND_FIELDS[kind];
+      const unknownField = Object.keys(value).find((key) => !knownFields.includes(key));
+      if (unknownField !== undefined) {
+        const params: UnknownFieldParams = { unknownField, knownFields };
+        ctx.addIssue({ code: 'custom', params, input: value });
+        return z.NEVER;
+      }
+    }
     switch (kind) {
       case 'root':
       case 'minimal':
