@@ -335,17 +335,23 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       const kept = ['1', '2', '3', '4', '5'];
       for (const name of kept) await writeFile(join(keep, name), name);
       const target = join(fixture.ws, 't');
-      // The toggler runs on the host as root: it flips t/sub between a full directory and a link.
+      // The toggler runs on the host as root: it flips t/sub between a full directory and a link by
+      // atomic renames, holding each state a moment.
       const toggler = spawn(
         process.execPath,
         [
           '-e',
-          `const fs = require('fs'); const t = ${JSON.stringify(target)}; const sub = t + '/sub';
+          `const fs = require('fs'); const t = ${JSON.stringify(target)};
+           const hold = () => { const until = process.hrtime.bigint() + 200000n; while (process.hrtime.bigint() < until); };
            const end = Date.now() + 60000;
-           while (Date.now() < end) { try { fs.mkdirSync(t, { recursive: true });
-             fs.rmSync(sub, { recursive: true, force: true }); fs.mkdirSync(sub);
-             for (let i = 0; i < 20; i++) fs.writeFileSync(sub + '/f' + i, 'x');
-             fs.rmSync(sub, { recursive: true, force: true }); fs.symlinkSync('../keep', sub);
+           while (Date.now() < end) { try {
+             if (!fs.existsSync(t + '/d')) {
+               fs.mkdirSync(t + '/d', { recursive: true });
+               for (let i = 0; i < 20; i++) fs.writeFileSync(t + '/d/k' + i, 'x');
+             }
+             if (!fs.existsSync(t + '/l')) fs.symlinkSync('../keep', t + '/l');
+             fs.renameSync(t + '/d', t + '/sub'); hold(); fs.renameSync(t + '/sub', t + '/d');
+             fs.renameSync(t + '/l', t + '/sub'); hold(); fs.renameSync(t + '/sub', t + '/l');
            } catch {} }`,
         ],
         { stdio: 'ignore' },

@@ -1,7 +1,9 @@
-import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  call,
   expectKind,
   fails,
   inspectDeepTree,
@@ -16,6 +18,44 @@ import {
 } from './support.js';
 
 describe('fs/remove', () => {
+  it('never follows a directory swapped for a link to ../keep while a tree is removed (300 rounds)', async () => {
+    const dir = tempDir();
+    const keep = join(dir, 'keep');
+    mkdirSync(keep);
+    const kept = Array.from({ length: 20 }, (_, i) => `k${i}`);
+    for (const name of kept) writeFileSync(join(keep, name), name);
+    const target = join(dir, 't');
+    // Another process flips t/sub between a directory full of files and a link, by atomic renames.
+    const toggler = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const fs = require('fs'); const t = ${JSON.stringify(target)};
+         const hold = () => { const until = process.hrtime.bigint() + 200000n; while (process.hrtime.bigint() < until); };
+         const end = Date.now() + 60000;
+         while (Date.now() < end) { try {
+           if (!fs.existsSync(t + '/d')) {
+             fs.mkdirSync(t + '/d', { recursive: true });
+             for (let i = 0; i < 20; i++) fs.writeFileSync(t + '/d/k' + i, 'x');
+           }
+           if (!fs.existsSync(t + '/l')) fs.symlinkSync('../keep', t + '/l');
+           fs.renameSync(t + '/d', t + '/sub'); hold(); fs.renameSync(t + '/sub', t + '/d');
+           fs.renameSync(t + '/l', t + '/sub'); hold(); fs.renameSync(t + '/sub', t + '/l');
+         } catch {} }`,
+      ],
+      { stdio: 'ignore' },
+    );
+    try {
+      for (let round = 0; round < 300; round++) {
+        mkdirSync(target, { recursive: true });
+        await call('fs/remove', { path: uri(target), recursive: true });
+        expect(readdirSync(keep).sort(), `round ${round}`).toEqual([...kept].sort());
+      }
+    } finally {
+      toggler.kill('SIGKILL');
+    }
+  }, 60_000);
+
   it('removes a file', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'f'), 'x');
