@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, linkSync, lstatSync, readFileSync, statSync } from 'node:fs';
 import { lchown, mkdir, open, readdir, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLI_BIN, ensureBuilt, REPO } from './support/build.js';
-import { type CliUser, callMethod, NOBODY_UID, USERS } from './support/cli.js';
+import { type CliUser, callMethod, NOBODY_UID, runCli, USERS } from './support/cli.js';
 import {
   cliEnv,
   createFixture,
@@ -400,5 +400,33 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       expect(head.toString()).toBe('head');
       expect((await readdir(fixture.ws)).filter((name) => name.startsWith('.fs-sandbox-'))).toEqual([]);
     }, 120_000);
+
+    it('a helper killed mid-copy leaves no temporary file (a file copy and a tree copy)', async () => {
+      await mkdir(join(fixture.ws, 'big'));
+      const sparse = join(fixture.ws, 'big', 'sparse.bin');
+      await writeFile(sparse, 'head');
+      // Sixty-four GiB of holes: the copy reads them for far longer than the timeout.
+      await truncate(sparse, 64 * 1024 ** 3);
+      await chownForUser(join(fixture.ws, 'big'), sparse);
+      for (const [source, destination, recursive] of [
+        [sparse, join(fixture.ws, 'copy.bin'), false],
+        [join(fixture.ws, 'big'), join(fixture.ws, 'big-copy'), true],
+      ] as const) {
+        const params = {
+          sourcePath: uri(source),
+          destinationPath: uri(destination),
+          recursive,
+          sandbox: workspaceContext(fixture),
+        };
+        const run = await runCli(['call', '--timeout', '1500', 'fs/copy', JSON.stringify(params)], {
+          user,
+          env: cliEnv(fixture),
+        });
+        expect(run.code, run.stdout).toBe(1);
+        expect(JSON.parse(run.stdout).error.data.errorKind).toBe('timeout');
+        const leftovers = execFileSync('find', [fixture.ws, '-name', '.fs-sandbox-*'], { encoding: 'utf8' });
+        expect(leftovers).toBe('');
+      }
+    }, 60_000);
   });
 });

@@ -41,6 +41,7 @@ const ACCESS_BY_OPERATION: Record<HelperOperation, ReadonlyArray<readonly [field
   'fs/walk': [['path', 'read']],
   'fs/openForRead': [['path', 'read']],
   'fs/readRange': [['path', 'read']],
+  'fs/removeTemps': [['path', 'write']],
 };
 
 /** Throws `permission_denied` / `protected_path` naming the rule when the profile refuses a path of the request. */

@@ -1,4 +1,4 @@
-import { LIMITS, toWireError } from '@fs-sandbox/policy/core';
+import { LIMITS, TEMP_TAG, toWireError } from '@fs-sandbox/policy/core';
 import { encodeReply } from './framing.js';
 import { checkMountPoints } from './freshness.js';
 import { useSynchronousCalls } from './fs-async.js';
@@ -6,6 +6,7 @@ import { parseProgramArgs } from './program-args.js';
 import type { HelperReply } from './protocol.js';
 import { runRequest } from './run-request.js';
 import { readRequest, writeAll } from './stdio.js';
+import { tagTemporaryNames } from './temp-name.js';
 import { rehearse } from './warm-up.js';
 
 /**
@@ -43,6 +44,8 @@ async function main(): Promise<void> {
     expectedMounts = args.expectedMounts;
     if (args.warmUp) await rehearse(expectedMounts);
     request = readRequest(STDIN, LIMITS.helperMaxRequestBytes);
+    if (typeof request.tempTag === 'string' && TEMP_TAG.test(request.tempTag))
+      tagTemporaryNames(request.tempTag);
   } catch (error) {
     fail(error);
     return;

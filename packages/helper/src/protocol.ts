@@ -28,6 +28,8 @@ export interface HelperRequest {
   freshness?: FreshnessEntry[];
   /** The write rules of a sandboxed request, checked on physical locations (see policy path-guard.ts). */
   guard?: PathGuard;
+  /** Tag for the temporary files of this request (policy temp-tag.ts). */
+  tempTag?: string;
   binary?: RequestBinary;
 }
 

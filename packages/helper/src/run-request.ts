@@ -18,6 +18,7 @@ import { readDirectoryOperation } from './ops/read-directory.js';
 import { readFileOperation } from './ops/read-file.js';
 import { readRangeOperation } from './ops/read-range.js';
 import { removeOperation } from './ops/remove.js';
+import { removeTempsOperation } from './ops/remove-temps.js';
 import { walkOperation } from './ops/walk.js';
 import { writeFileOperation } from './ops/write-file.js';
 import { fromOsError } from './os-error.js';
@@ -37,6 +38,7 @@ const OPERATIONS: Record<HelperOperation, Operation> = {
   'fs/walk': walkOperation,
   'fs/openForRead': openForReadOperation,
   'fs/readRange': readRangeOperation,
+  'fs/removeTemps': removeTempsOperation,
 };
 
 /** Operations that create, replace or remove files: the ones the path guard is for. */
@@ -45,6 +47,7 @@ const CHANGES_FILES: ReadonlySet<HelperOperation> = new Set([
   'fs/createDirectory',
   'fs/remove',
   'fs/copy',
+  'fs/removeTemps',
 ]);
 
 export interface RunOptions {

@@ -1,6 +1,16 @@
-import { type HostOs, joinPath } from '@fs-sandbox/policy/core';
+import { type HostOs, joinPath, taggedTempName } from '@fs-sandbox/policy/core';
 
 let counter = 0;
+let requestTag: string | null = null;
+
+/**
+ * The helper program serves one request: temporary names then carry that request's tag, so the
+ * broker can remove them if it has to kill the helper mid-write (policy temp-tag.ts). The library
+ * serves many requests at once and is never killed, so it keeps untagged names.
+ */
+export function tagTemporaryNames(tag: string): void {
+  requestTag = tag;
+}
 
 /**
  * A fresh hidden name next to `directory` for a file that is being prepared. The name need not be
@@ -9,6 +19,7 @@ let counter = 0;
  */
 export function tempSiblingName(os: HostOs, directory: string): string {
   counter += 1;
+  if (requestTag !== null) return joinPath(os, directory, taggedTempName(requestTag, counter));
   const unique = `${process.pid.toString(36)}-${counter.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   return joinPath(os, directory, `.fs-sandbox-${unique}.tmp`);
 }

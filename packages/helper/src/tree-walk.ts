@@ -42,6 +42,8 @@ export interface WalkOptions {
    * skipped, or refused with an error.
    */
   onLoop: 'skip' | 'refuse';
+  /** Pass over subdirectories that cannot be opened or listed (masked ones) instead of failing. */
+  skipUnreadable?: boolean;
 }
 
 interface Frame<C> {
@@ -70,12 +72,15 @@ export async function walkTree<C>(
   };
   const stack: Frame<C>[] = [];
   const onPath = new Set<string>();
+  const unreadable = (error: unknown): boolean =>
+    options.skipUnreadable === true && error instanceof FsError && error.kind === 'permission_denied';
   const push = async (frame: Omit<Frame<C>, 'entries' | 'next'>): Promise<void> => {
     let entries: ListedEntry[];
     try {
       entries = await listing(frame.display, frame.directory);
     } catch (error) {
       if (frame.directory !== root) await frame.directory.close();
+      if (frame.directory !== root && unreadable(error)) return;
       throw error;
     }
     stack.push({ ...frame, entries, next: 0 });
@@ -125,8 +130,10 @@ export async function walkTree<C>(
         physical: childPath(options.os, top.directory.physical, item.name),
       }).catch((error: unknown) => {
         if (isNotEnterable(error)) return null;
+        if (unreadable(error)) return undefined;
         throw error;
       });
+      if (opened === undefined) continue;
       if (opened === null) {
         // Replaced since the listing (by a link, a file, or nothing): described again, never entered.
         const now = await lstatOrNull(top.directory.child(item.name), display);

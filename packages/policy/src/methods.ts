@@ -14,11 +14,12 @@ export const FS_METHODS = [
 export type FsMethod = (typeof FS_METHODS)[number];
 
 /**
- * Everything the helper accepts: the fs methods plus the two internal operations behind fs/open and
+ * Everything the helper accepts: the fs methods plus the internal operations behind fs/open and
  * fs/readBlock (`fs/openForRead` validates a readable regular file and reports its identity,
- * `fs/readRange` reads one block of it, re-checking that identity).
+ * `fs/readRange` reads one block of it, re-checking that identity), and the clean-up the broker
+ * runs after killing a helper mid-write (`fs/removeTemps`).
  */
-export const HELPER_OPERATIONS = [...FS_METHODS, 'fs/openForRead', 'fs/readRange'] as const;
+export const HELPER_OPERATIONS = [...FS_METHODS, 'fs/openForRead', 'fs/readRange', 'fs/removeTemps'] as const;
 
 export type HelperOperation = (typeof HELPER_OPERATIONS)[number];
 

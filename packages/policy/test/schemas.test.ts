@@ -340,6 +340,7 @@ const VALID_PARAMS: Record<RpcMethod, Record<string, unknown>> = {
   'fs/close': { handleId: 'h' },
   'fs/openForRead': { path: 'file:///w/a' },
   'fs/readRange': { path: 'file:///w/a', offset: 0, len: 1 },
+  'fs/removeTemps': { path: 'file:///w', tag: '0123456789abcdef01234567', recursive: false },
 };
 const METHODS = Object.keys(VALID_PARAMS) as RpcMethod[];
 const WITH_SANDBOX = METHODS.filter((method) => method !== 'fs/readBlock' && method !== 'fs/close');

@@ -11,6 +11,10 @@ import type { BackendName, LaunchSpec, SandboxBackend } from '../backends/backen
 import type { ResolvedHelperRuntime } from './helper-runtime.js';
 import { buildPathGuard, protectHostPaths } from './path-guard.js';
 import type { HelperLauncher, RunHelperOptions } from './spawn-helper.js';
+import { newTempTag, removeTempsRequest, tempScopeOf } from './temp-cleanup.js';
+
+/** How long the clean-up after a killed helper may take (it lists one directory or one copied tree). */
+const TEMP_CLEANUP_TIMEOUT_MS = 10_000;
 
 /** Distinct contexts whose plans are kept (an agent uses a handful). */
 const PLAN_CACHE_ENTRIES = 64;
@@ -90,16 +94,33 @@ export class SandboxRunner {
     return plan;
   }
 
-  /** Runs the request under a sandbox `prepare` made; the helper gets the guard with it. */
+  /**
+   * Runs the request under a sandbox `prepare` made; the helper gets the guard with it. If the helper
+   * dies or is killed before it replies, the temporary files it may have left are removed (see
+   * temp-cleanup.ts) before the error is passed on.
+   */
   async run(
     request: HelperRequest,
     prepared: PreparedSandbox,
     options: RunHelperOptions,
   ): Promise<SandboxRun> {
     const { launch, guard } = prepared;
-    return {
-      reply: await this.deps.launcher(launch, { ...request, guard }, options),
-      backend: launch.backend,
-    };
+    const scope = tempScopeOf(request, this.deps.os);
+    const tempTag = scope === null ? undefined : newTempTag();
+    try {
+      const tagged = tempTag === undefined ? request : { ...request, tempTag };
+      return {
+        reply: await this.deps.launcher(launch, { ...tagged, guard }, options),
+        backend: launch.backend,
+      };
+    } catch (error) {
+      if (scope !== null && tempTag !== undefined) {
+        const cleanup = { ...removeTempsRequest(request, scope, tempTag), guard };
+        await this.deps
+          .launcher(launch, cleanup, { timeoutMs: TEMP_CLEANUP_TIMEOUT_MS })
+          .catch(() => undefined);
+      }
+      throw error;
+    }
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TEMP_TAG } from '../temp-tag.js';
 import {
   decimalSchema,
   optionalFlagSchema,
@@ -117,3 +118,15 @@ export const readRangeParamsSchema = z.strictObject({
   sandbox,
 });
 export type ReadRangeParams = z.output<typeof readRangeParamsSchema>;
+
+/**
+ * Internal helper op the broker runs after it killed a helper mid-write: removes the temporary
+ * files that helper left (only names carrying its tag) in `path`, or in the tree below it.
+ */
+export const removeTempsParamsSchema = z.strictObject({
+  path: pathUriSchema,
+  tag: z.string().regex(TEMP_TAG),
+  recursive: z.boolean(),
+  sandbox,
+});
+export type RemoveTempsParams = z.output<typeof removeTempsParamsSchema>;

@@ -22,6 +22,7 @@ const PARAMS_SCHEMAS = {
   'fs/close': params.closeParamsSchema,
   'fs/openForRead': params.openForReadParamsSchema,
   'fs/readRange': params.readRangeParamsSchema,
+  'fs/removeTemps': params.removeTempsParamsSchema,
 } as const;
 
 const RESULT_SCHEMAS = {
@@ -39,6 +40,7 @@ const RESULT_SCHEMAS = {
   'fs/close': results.emptyResultSchema,
   'fs/openForRead': results.openForReadResultSchema,
   'fs/readRange': results.readRangeResultSchema,
+  'fs/removeTemps': results.emptyResultSchema,
 } as const satisfies Record<keyof typeof PARAMS_SCHEMAS, z.ZodType>;
 
 /** Every method with a params schema: the fs methods, the handle methods and the internal helper ops. */

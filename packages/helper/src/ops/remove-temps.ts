@@ -1,0 +1,69 @@
+import {
+  assertWritable,
+  FsError,
+  fsPathArg,
+  isTaggedTempName,
+  LIMITS,
+  TEMP_TAG,
+} from '@fs-sandbox/policy/core';
+import { childPath } from '../child-path.js';
+import { openDirectory } from '../directory-anchor.js';
+import { unlink } from '../fs-async.js';
+import type { Operation } from '../operation.js';
+import { fromOsError, hasErrno } from '../os-error.js';
+import { optionalString, pathParam, requiredBoolean } from '../params.js';
+import { walkTree } from '../tree-walk.js';
+
+/**
+ * After the broker killed a helper mid-write: removes the temporary files carrying that request's
+ * tag in the directory `path` (a write's or a file copy's destination directory) or in the tree
+ * below it (a tree copy's destination). Nothing else is touched; a missing directory is success.
+ */
+export const removeTempsOperation: Operation = {
+  async run(params, context) {
+    const path = pathParam(params, 'path', context.os);
+    const tag = optionalString(params, 'tag');
+    if (tag === undefined || !TEMP_TAG.test(tag)) {
+      throw new FsError('invalid_params', 'invalid value for `tag`: expected 24 hexadecimal digits');
+    }
+    const recursive = requiredBoolean(params, 'recursive');
+    const root = await openDirectory(path, context.os, { noFollow: true, display: path }).catch(
+      (error: unknown) => {
+        if (error instanceof FsError && (error.kind === 'not_found' || error.kind === 'not_directory'))
+          return null;
+        throw error;
+      },
+    );
+    if (root === null) return { response: {} };
+    const tooMany = () =>
+      new FsError(
+        'invalid_request',
+        `cannot clean ${path}: it holds more than ${LIMITS.treeMaxEntries} entries`,
+      );
+    try {
+      await walkTree(
+        root,
+        path,
+        root.physical,
+        {
+          async enter(_parent, _entry, directory) {
+            return recursive ? directory.physical : null;
+          },
+          async visit(parent, entry, directory) {
+            if (!entry.stats.isFile() || !isTaggedTempName(entry.name, tag)) return;
+            const physical = childPath(context.os, parent, entry.name);
+            if (context.guard !== null) assertWritable(context.guard, physical, entry.display, context.os);
+            await unlink(fsPathArg(directory.child(entry.name))).catch((error: unknown) => {
+              if (!hasErrno(error, 'ENOENT')) throw fromOsError(error, entry.display);
+            });
+          },
+          async leave() {},
+        },
+        { os: context.os, maxEntries: LIMITS.treeMaxEntries, tooMany, onLoop: 'skip', skipUnreadable: true },
+      );
+    } finally {
+      await root.close();
+    }
+    return { response: {} };
+  },
+};
