@@ -3,6 +3,7 @@ import { LIMITS } from '@fs-sandbox/policy';
 import type { AuditSink } from './audit-log.js';
 import { describeEnvironment } from './handshake.js';
 import type { TransportLabel } from './parse-message.js';
+import { ReplyBudget } from './reply-budget.js';
 import { type ConnectionSettings, type ReplyOutput, RpcConnection } from './rpc-connection.js';
 import type { EnvironmentInfo } from './rpc-messages.js';
 import type { ServerBroker } from './server-broker.js';
@@ -18,6 +19,10 @@ export interface ServerOptions {
   /** Requests of one connection waiting for a slot before further ones are refused. */
   maxQueued?: number;
   maxMessageBytes?: number;
+  /** Unsent reply bytes one connection may hold before its new requests wait for the client to read. */
+  maxUnsentBytes?: number;
+  /** The same, for every connection together. */
+  maxUnsentBytesTotal?: number;
   maxConnections?: number;
   audit?: AuditSink | null;
   /** What `initialize` reports; defaults to this process's facts. */
@@ -47,12 +52,18 @@ export const SERVER_DEFAULTS = {
   maxQueued: 64,
   maxConnections: 64,
   maxMessageBytes: LIMITS.rpcMaxMessageBytes,
+  maxUnsentBytes: LIMITS.replyMaxUnsentBytesPerConnection,
+  maxUnsentBytesTotal: LIMITS.replyMaxUnsentBytesTotal,
 } as const;
 
 export function createServer(options: ServerOptions): FsRpcServer {
   const maxMessageBytes = options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes;
   const maxConnections = options.maxConnections ?? SERVER_DEFAULTS.maxConnections;
   const stats = new ServerStats();
+  const replyBudget = new ReplyBudget({
+    perConnection: options.maxUnsentBytes ?? SERVER_DEFAULTS.maxUnsentBytes,
+    total: options.maxUnsentBytesTotal ?? SERVER_DEFAULTS.maxUnsentBytesTotal,
+  });
   const settings: ConnectionSettings = {
     broker: options.broker,
     environment: options.environment ?? describeEnvironment(),
@@ -62,6 +73,7 @@ export function createServer(options: ServerOptions): FsRpcServer {
       // Running plus waiting requests of one connection hold at most two maximal messages' worth.
       maxPendingBytes: 2 * maxMessageBytes,
     },
+    replyBudget,
     maxMessageBytes,
     maxHandles: LIMITS.maxOpenHandlesPerConnection,
     audit: options.audit ?? null,
@@ -115,7 +127,13 @@ export function createServer(options: ServerOptions): FsRpcServer {
         queued += connection.queued;
         openHandles += connection.openHandles;
       }
-      return stats.snapshot({ openConnections: connections.size, inFlight, queued, openHandles });
+      return stats.snapshot({
+        openConnections: connections.size,
+        inFlight,
+        queued,
+        openHandles,
+        unsentBytes: replyBudget.held,
+      });
     },
 
     addStatsSource(name, source) {

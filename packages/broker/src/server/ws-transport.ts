@@ -114,8 +114,7 @@ function attach(ws: WebSocket, options: WebSocketListenOptions): void {
       return ws.readyState !== ws.OPEN;
     },
   });
-  const replies: ReplyOutput = { send: (parts) => pump.push(parts) };
-  const connection = options.open(replies);
+  const connection = options.open(pump);
   ws.on('message', (data) => connection.receive(data as Buffer));
   // ws reports protocol violations and oversized messages here and then closes; the close
   // handler does the clean-up, so the error itself needs no more than being handled.
