@@ -13,6 +13,8 @@ interface ServeFlags extends BrokerFlags, PoolFlags {
   tokenFile?: string;
   allowRemote?: boolean;
   maxMessageBytes: number;
+  maxUnsentBytes: number;
+  maxUnsentBytesTotal: number;
   maxConnections: number;
   concurrency: number;
   auditLog?: string;
@@ -49,6 +51,18 @@ export function registerServeCommand(program: Command, deps: CliDeps): Command {
       'largest JSON-RPC message accepted; it also bounds fs/writeFile, whose data travels in it as base64 (about 3/4 of this in bytes)',
       positiveInteger,
       SERVER_DEFAULTS.maxMessageBytes,
+    )
+    .option(
+      '--max-unsent-bytes <n>',
+      'finished replies one client has not read yet, in bytes, before its further requests wait to start',
+      positiveInteger,
+      SERVER_DEFAULTS.maxUnsentBytes,
+    )
+    .option(
+      '--max-unsent-bytes-total <n>',
+      'the same for all clients together',
+      positiveInteger,
+      SERVER_DEFAULTS.maxUnsentBytesTotal,
     )
     .option(
       '--max-connections <n>',
@@ -112,6 +126,8 @@ async function serve(flags: ServeFlags, deps: CliDeps): Promise<void> {
     broker,
     concurrency: flags.concurrency,
     maxMessageBytes: flags.maxMessageBytes,
+    maxUnsentBytes: flags.maxUnsentBytes,
+    maxUnsentBytesTotal: flags.maxUnsentBytesTotal,
     maxConnections: flags.maxConnections,
     audit,
   });
