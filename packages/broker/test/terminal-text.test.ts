@@ -1,5 +1,8 @@
+import { FsError } from '@fs-sandbox/policy';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { humanError } from '../src/cli/json-output.js';
+import { formatTable } from '../src/cli/table.js';
 import {
   ansiCQuote,
   escapeForTerminal,
@@ -97,5 +100,24 @@ describe('ansiCQuote', () => {
   it('is what hasTerminalControls calls for', () => {
     expect(hasTerminalControls('/w/plain\\path')).toBe(false);
     expect(hasTerminalControls('/w/\u2067')).toBe(true);
+  });
+});
+
+describe('human output built on the escaper', () => {
+  it('escapes error messages, which name paths', () => {
+    const error = new FsError('not_found', 'No such file or directory: /w/\u001b[2Jx');
+    expect(humanError(error)).toBe('fs-sandbox: No such file or directory: /w/\\x1b[2Jx [not_found]\n');
+  });
+
+  it('escapes table cells before lining the columns up', () => {
+    expect(
+      formatTable(
+        ['check', 'detail'],
+        [
+          ['a\u001b', 'b\nc'],
+          ['bb', 'd'],
+        ],
+      ),
+    ).toBe(['check  detail', '-----  ------', 'a\\x1b  b\\x0ac', 'bb     d'].join('\n'));
   });
 });

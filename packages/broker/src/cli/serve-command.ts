@@ -7,6 +7,7 @@ import { loadToken } from '../server/token-auth.js';
 import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { addPoolOptions, type PoolFlags, poolOptionsFrom } from './pool-flags.js';
+import { escapeForTerminal } from './terminal-text.js';
 
 interface ServeFlags extends BrokerFlags, PoolFlags {
   listen: string;
@@ -86,7 +87,8 @@ export function registerServeCommand(program: Command, deps: CliDeps): Command {
       try {
         await serve(flags, deps);
       } catch (error) {
-        deps.io.stderr.write(`fs-sandbox serve: ${error instanceof Error ? error.message : String(error)}\n`);
+        const message = error instanceof Error ? error.message : String(error);
+        deps.io.stderr.write(`fs-sandbox serve: ${escapeForTerminal(message)}\n`);
         deps.setExitCode(error instanceof UsageError ? EXIT.usage : EXIT.failed);
       }
     });
