@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { LIMITS } from '@fs-sandbox/policy';
 import type { AuditSink } from './audit-log.js';
 import { describeEnvironment } from './handshake.js';
+import { originVerifier } from './origin-check.js';
 import type { TransportLabel } from './parse-message.js';
 import { ReplyBudget } from './reply-budget.js';
 import { type ConnectionSettings, type ReplyOutput, RpcConnection } from './rpc-connection.js';
@@ -34,6 +35,8 @@ export interface WebSocketOptions {
   port: number;
   /** The capability token every client must present as `Authorization: Bearer <token>`. */
   token: string;
+  /** Origins a handshake may carry (exactly as browsers send them); without one, none may. */
+  allowedOrigins?: readonly string[];
 }
 
 export interface FsRpcServer {
@@ -106,6 +109,7 @@ export function createServer(options: ServerOptions): FsRpcServer {
         host: ws.host,
         port: ws.port,
         maxMessageBytes,
+        acceptOrigin: originVerifier(ws.allowedOrigins ?? []),
         authorize: bearerVerifier(ws.token),
         canAccept: () => connections.size < maxConnections,
         onRefused: () => {
