@@ -53,8 +53,12 @@ function upgradeStatus(url: string, headers: Record<string, string>): Promise<nu
 }
 
 /** Opens an authorised WebSocket, runs the handshake, then sends each request and collects replies. */
-async function wsSession(url: string, requests: Array<{ id: number; method: string; params: unknown }>) {
-  const ws = new WebSocket(url, { headers: { Authorization: `Bearer ${TOKEN}` } });
+async function wsSession(
+  url: string,
+  requests: Array<{ id: number; method: string; params: unknown }>,
+  origin?: string,
+) {
+  const ws = new WebSocket(url, { headers: { Authorization: `Bearer ${TOKEN}` }, origin });
   const replies = new Map<string | number, WireReply>();
   const waiters: Array<() => void> = [];
   ws.on('message', (data) => {
@@ -95,6 +99,17 @@ describe('serve command line', () => {
     expect(badScheme.status).toBe(2);
     expect(badScheme.stderr).toContain('--listen must be `stdio` or `ws://HOST:PORT`');
     expect(serveSync(['--max-connections', '0']).status).toBe(2);
+    expect(serveSync(['--listen', 'stdio', '--allow-origin', 'http://localhost:3000']).status).toBe(2);
+    const badOrigin = serveSync([
+      '--listen',
+      'ws://127.0.0.1:0',
+      '--token-file',
+      tokenFile,
+      '--allow-origin',
+      'http://localhost:3000/app',
+    ]);
+    expect(badOrigin.status).toBe(2);
+    expect(badOrigin.stderr).toContain('--allow-origin must be an origin');
   });
 
   it('refuses a token file that holds no usable token', async () => {
@@ -129,6 +144,36 @@ describe('serve over WebSocket (real process)', () => {
       expect(plain?.result).toEqual({ dataBase64: 'aGVsbG8gc2FuZGJveAo=' });
       expect(sandboxed?.result).toEqual({ dataBase64: 'aGVsbG8gc2FuZGJveAo=' });
       expect(outside?.error?.data.errorKind).toBe('permission_denied');
+    } finally {
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+    }
+  });
+
+  it('refuses a handshake with an Origin (403, even with the token) unless --allow-origin names it', async () => {
+    const server = await startWebSocketServer([
+      '--listen',
+      'ws://127.0.0.1:0',
+      '--token-file',
+      tokenFile,
+      '--allow-origin',
+      'http://localhost:3000',
+      '--allow-origin',
+      'https://app.example',
+    ]);
+    try {
+      const bearer = { Authorization: `Bearer ${TOKEN}` };
+      expect(await upgradeStatus(server.url, { ...bearer, Origin: 'https://evil.example' })).toBe(403);
+      expect(await upgradeStatus(server.url, { ...bearer, Origin: 'http://localhost:3000/' })).toBe(403);
+      const read = {
+        id: 1,
+        method: 'fs/readFile',
+        params: { path: fixture.uri('ro/hello.txt'), sandbox: null },
+      };
+      for (const origin of [undefined, 'http://localhost:3000', 'https://app.example']) {
+        const [reply] = await wsSession(server.url, [read], origin);
+        expect(reply?.result, origin).toEqual({ dataBase64: 'aGVsbG8gc2FuZGJveAo=' });
+      }
     } finally {
       server.child.kill('SIGTERM');
       expect(await server.exited).toBe(0);

@@ -297,7 +297,9 @@ describe('explain output', () => {
     const run = await runCli(['explain', '--platform', 'macos', JSON.stringify(context)]);
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(/^# backend: seatbelt \(macos\)\n# assumed: runtime paths are assumed/);
-    expect(run.stdout).toContain("/usr/bin/sandbox-exec -p '(version 1)");
+    // The profile's newlines are quoted as escapes in the command; the profile itself follows in full.
+    expect(run.stdout).toContain("/usr/bin/sandbox-exec -p $'(version 1)\\x0a");
+    expect(run.stdout).toContain('# profile:\n(version 1)\n');
     expect(run.stdout).toContain('WRITABLE_ROOT_0=/Users/me/w');
   });
 

@@ -1,6 +1,7 @@
 import { get } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { parseAllowedOrigin } from '../src/server/origin-check.js';
 import type { FsRpcServer } from '../src/server/server.js';
 import type { WebSocketListener } from '../src/server/ws-transport.js';
 import { makeServer, type Reply } from './server-test-support.js';
@@ -15,10 +16,10 @@ afterEach(async () => {
   listener = undefined;
 });
 
-async function start(options: Parameters<typeof makeServer>[0] = {}) {
+async function start(options: Parameters<typeof makeServer>[0] = {}, allowedOrigins: string[] = []) {
   const made = makeServer(options);
   server = made.server;
-  listener = await made.server.listenWebSocket({ host: '127.0.0.1', port: 0, token: TOKEN });
+  listener = await made.server.listenWebSocket({ host: '127.0.0.1', port: 0, token: TOKEN, allowedOrigins });
   return { ...made, url: listener.url };
 }
 
@@ -46,9 +47,9 @@ class WsClient {
     });
   }
 
-  static open(url: string, token = TOKEN): Promise<WsClient> {
+  static open(url: string, token = TOKEN, origin?: string): Promise<WsClient> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { headers: { Authorization: `Bearer ${token}` } });
+      const ws = new WebSocket(url, { headers: { Authorization: `Bearer ${token}` }, origin });
       ws.once('open', () => resolve(new WsClient(ws)));
       ws.once('error', reject);
     });
@@ -84,6 +85,47 @@ describe('WebSocket transport', () => {
     expect(await connectStatus(url, { Authorization: `Bearer ${TOKEN}` })).toBe(101);
     expect(await connectStatus(url, { Authorization: `bearer ${TOKEN}` })).toBe(101);
     expect(running.stats().connections).toMatchObject({ refused: 5, total: 2 });
+  });
+
+  it('refuses a handshake that carries an Origin with 403 unless that origin is allowed, token or not', async () => {
+    const { url, broker, server: running } = await start({}, ['http://localhost:3000']);
+    const bearer = { Authorization: `Bearer ${TOKEN}` };
+    expect(await connectStatus(url, { ...bearer, Origin: 'https://evil.example' })).toBe(403);
+    expect(await connectStatus(url, { Origin: 'https://evil.example' })).toBe(403);
+    // Exact names only: another scheme, port, case, a path or two origins are different strings.
+    for (const origin of [
+      'https://localhost:3000',
+      'http://localhost:3001',
+      'http://LOCALHOST:3000',
+      'http://localhost:3000/',
+      'http://localhost:3000, https://evil.example',
+      'null',
+      '',
+    ]) {
+      expect(await connectStatus(url, { ...bearer, Origin: origin }), origin).toBe(403);
+    }
+    expect(await connectStatus(url, { ...bearer, 'Sec-WebSocket-Origin': 'https://evil.example' })).toBe(403);
+    expect(await connectStatus(url, { Origin: 'http://localhost:3000' })).toBe(401);
+    expect(running.stats().connections).toMatchObject({ refused: 11, total: 0 });
+    expect(broker.calls).toEqual([]);
+
+    broker.files.set('file:///w/f', Buffer.from('from a page'));
+    for (const origin of [undefined, 'http://localhost:3000']) {
+      const client = await WsClient.open(url, TOKEN, origin);
+      await client.handshake();
+      client.send({ id: 1, method: 'fs/readFile', params: { path: 'file:///w/f' } });
+      expect((await client.replyFor(1)).result).toEqual({
+        dataBase64: Buffer.from('from a page').toString('base64'),
+      });
+      client.ws.close();
+    }
+  });
+
+  it('refuses every handshake with an Origin when no origin is allowed', async () => {
+    const { url } = await start();
+    const bearer = { Authorization: `Bearer ${TOKEN}` };
+    expect(await connectStatus(url, { ...bearer, Origin: 'http://127.0.0.1:8765' })).toBe(403);
+    expect(await connectStatus(url, bearer)).toBe(101);
   });
 
   it('answers plain HTTP with 426 and binds loopback', async () => {
@@ -155,5 +197,23 @@ describe('WebSocket transport', () => {
     while (broker.aborted.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(broker.aborted).toEqual(['file:///w/slow']);
     while (running.stats().connections.open > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  });
+});
+
+describe('parseAllowedOrigin', () => {
+  it('accepts an origin exactly as browsers send it and refuses anything else', () => {
+    expect(parseAllowedOrigin('http://localhost:3000')).toBe('http://localhost:3000');
+    expect(parseAllowedOrigin('https://app.example')).toBe('https://app.example');
+    for (const text of [
+      'https://app.example/',
+      'https://app.example/x',
+      'HTTPS://app.example',
+      'null',
+      'file:///x',
+      'app.example',
+      '',
+    ]) {
+      expect(() => parseAllowedOrigin(text), text).toThrow(/--allow-origin must be an origin/);
+    }
   });
 });

@@ -21,6 +21,16 @@ export const LIMITS = {
    * of data; a larger message is refused whole, naming this limit.
    */
   rpcMaxMessageBytes: 64 * 1024 * 1024,
+  /**
+   * Bytes of finished replies the server holds until their client reads them, per connection
+   * (`serve --max-unsent-bytes`) and across the whole server (`--max-unsent-bytes-total`). While a
+   * budget is full, no new request starts: it waits in its connection's queue until the client
+   * reads. Requests already running still finish and are held, so memory stays within the budget
+   * plus what the running requests return; a connection that holds nothing and runs nothing may
+   * always start one request, so a client that reads is never stalled by one that does not.
+   */
+  replyMaxUnsentBytesPerConnection: 128 * 1024 * 1024,
+  replyMaxUnsentBytesTotal: 1024 * 1024 * 1024,
   /** Request bytes the helper accepts on stdin (a writeFile of the largest allowed payload plus framing). */
   helperMaxRequestBytes: 1024 * 1024 * 1024,
   /** Helper stdout the broker accepts (readFile of 512 MiB as base64 plus framing). */

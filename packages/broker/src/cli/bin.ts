@@ -1,4 +1,5 @@
 import { main } from './main.js';
+import { escapeForTerminal } from './terminal-text.js';
 
 // A reader that stops early (`fs-sandbox explain | head`) closes stdout: stop quietly, as Unix
 // tools do, instead of dying on an unhandled EPIPE with a stack trace.
@@ -14,7 +15,7 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     process.stderr.write(
-      `fs-sandbox: internal error: ${error instanceof Error ? error.message : String(error)}\n`,
+      `fs-sandbox: internal error: ${escapeForTerminal(error instanceof Error ? error.message : String(error))}\n`,
     );
     process.exitCode = 1;
   },

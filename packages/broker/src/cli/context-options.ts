@@ -21,7 +21,8 @@ export interface ContextFlags {
   sandbox?: string;
 }
 
-const collect = (value: string, previous: string[]) => [...previous, value];
+/** Commander's accumulator for a repeatable option. */
+export const collect = (value: string, previous: string[]) => [...previous, value];
 
 export function addContextOptions(command: Command): Command {
   return command

@@ -11,6 +11,7 @@ import {
   removeDemoWorkspace,
 } from './demo-story.js';
 import { formatTable } from './table.js';
+import { escapeForTerminal } from './terminal-text.js';
 
 /**
  * `fs-sandbox demo`: a temporary workspace and a short story of allowed and denied operations,
@@ -25,7 +26,7 @@ export function registerDemoCommand(program: Command, deps: CliDeps): void {
       const env = { ...deps.io.env, [DEMO_SECRET_VARIABLE]: demo.envSecret };
       const broker = deps.createBroker({ ...brokerOptionsFrom(flags, deps.io), env });
       try {
-        deps.io.stdout.write(`fs-sandbox demo: workspace ${demo.workspace}\n\n`);
+        deps.io.stdout.write(`fs-sandbox demo: workspace ${escapeForTerminal(demo.workspace)}\n\n`);
         const rows: string[][] = [];
         let failures = 0;
         for (const step of demoSteps(currentHostOs())) {

@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { locateBwrap } from '../backends/linux/bwrap-locate.js';
 import { probeBwrap } from '../backends/linux/bwrap-probe.js';
 import { type CliDeps, EXIT } from './cli-io.js';
-import { humanError } from './json-output.js';
+import { describeError } from './json-output.js';
 import { describePool } from './pool-flags.js';
 import { formatTable } from './table.js';
 
@@ -51,7 +51,7 @@ async function helperBundleCheck(deps: CliDeps): Promise<Check> {
   try {
     return { name: 'helper bundle', status: 'ok', detail: await realpath(helperBundlePath(deps.io.env)) };
   } catch (error) {
-    return { name: 'helper bundle', status: 'FAIL', detail: humanError(error).trim() };
+    return { name: 'helper bundle', status: 'FAIL', detail: describeError(error) };
   }
 }
 
@@ -61,7 +61,7 @@ async function backendChecks(os: HostOs, deps: CliDeps): Promise<Check[]> {
   try {
     bwrap = await locateBwrap(deps.io.env);
   } catch (error) {
-    return [{ name: 'backend', status: 'FAIL', detail: humanError(error).trim() }];
+    return [{ name: 'backend', status: 'FAIL', detail: describeError(error) }];
   }
   const probe = await probeBwrap(bwrap, await realpath(process.execPath));
   return [
@@ -116,7 +116,7 @@ async function sandboxedOperationChecks(os: HostOs, deps: CliDeps): Promise<Chec
       },
     ];
   } catch (error) {
-    return [{ name, status: 'FAIL', detail: humanError(error).trim() }];
+    return [{ name, status: 'FAIL', detail: describeError(error) }];
   } finally {
     await broker.close();
     await rm(workspace, { recursive: true, force: true });

@@ -5,6 +5,7 @@ import { addContextOptions, type ContextFlags, contextFromFlags } from './contex
 import { explainForPlatform } from './explain-foreign.js';
 import { humanError } from './json-output.js';
 import { formatCommand } from './shell-quote.js';
+import { escapeLines, terminalSafeJson } from './terminal-text.js';
 
 /**
  * `fs-sandbox explain`: the exact platform command a sandbox context produces. On this host it is
@@ -36,7 +37,7 @@ export function registerExplainCommand(program: Command, deps: CliDeps): void {
         );
         for (const [name, value] of Object.entries(launch.details ?? {})) {
           deps.io.stdout.write(
-            `# ${name}:\n${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`,
+            `# ${name}:\n${typeof value === 'string' ? escapeLines(value) : terminalSafeJson(JSON.stringify(value, null, 2))}\n`,
           );
         }
       } catch (error) {

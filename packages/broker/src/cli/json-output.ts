@@ -1,4 +1,5 @@
 import { FsError, toWireError } from '@fs-sandbox/policy';
+import { escapeForTerminal, terminalSafeJson } from './terminal-text.js';
 
 /** Bytes per base64 slice; a multiple of 3 so no slice is padded in the middle of the output. */
 const BASE64_SLICE_BYTES = 3 * 1024 * 1024;
@@ -10,16 +11,16 @@ const BASE64_SLICE_BYTES = 3 * 1024 * 1024;
  */
 export function writeResultJson(out: NodeJS.WritableStream, result: unknown): void {
   if (result === null || typeof result !== 'object' || Array.isArray(result)) {
-    out.write(`${JSON.stringify(result)}\n`);
+    out.write(`${terminalSafeJson(JSON.stringify(result))}\n`);
     return;
   }
   out.write('{');
   let first = true;
   for (const [key, value] of Object.entries(result)) {
-    out.write(`${first ? '' : ','}${JSON.stringify(key)}:`);
+    out.write(`${first ? '' : ','}${terminalSafeJson(JSON.stringify(key))}:`);
     first = false;
     if (value instanceof Uint8Array) writeBase64String(out, value);
-    else out.write(JSON.stringify(value));
+    else out.write(terminalSafeJson(JSON.stringify(value)));
   }
   out.write('}\n');
 }
@@ -35,11 +36,16 @@ function writeBase64String(out: NodeJS.WritableStream, bytes: Uint8Array): void 
 
 /** The `call` command's error form: `{"error":{"code","message","data":{"errorKind"}}}`. */
 export function writeErrorJson(out: NodeJS.WritableStream, error: unknown): void {
-  out.write(`${JSON.stringify({ error: toWireError(error) })}\n`);
+  out.write(`${terminalSafeJson(JSON.stringify({ error: toWireError(error) }))}\n`);
 }
 
-/** A one-line human message for the shortcut commands: `fs-sandbox: <message> [<kind>]`. */
+/** `fs-sandbox: <message> [<kind>]`, raw: messages name paths, so print it through an escaper. */
+export function describeError(error: unknown): string {
+  if (error instanceof FsError) return `fs-sandbox: ${error.message} [${error.kind}]`;
+  return `fs-sandbox: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+/** The one-line human message a command prints on stderr for a failure, safe for a terminal. */
 export function humanError(error: unknown): string {
-  if (error instanceof FsError) return `fs-sandbox: ${error.message} [${error.kind}]\n`;
-  return `fs-sandbox: ${error instanceof Error ? error.message : String(error)}\n`;
+  return `${escapeForTerminal(describeError(error))}\n`;
 }

@@ -1,13 +1,17 @@
 import type { Command } from 'commander';
 import type { CliDeps } from './cli-io.js';
 import { runShortcut, type ShortcutFlags, shortcutCommand } from './shortcut.js';
+import { escapeForTerminal } from './terminal-text.js';
 
 interface DirectoryEntry {
   fileName: string;
   isDirectory: boolean;
 }
 
-/** `fs-sandbox ls PATH`: one entry per line, sorted, directories marked with a trailing `/`. */
+/**
+ * `fs-sandbox ls PATH`: one entry per line, sorted, directories marked with a trailing `/`. Names
+ * are escaped like `ls -b`: a name is chosen by whoever made the file, and must not drive the terminal.
+ */
 export function registerLsCommand(program: Command, deps: CliDeps): void {
   shortcutCommand(program, 'ls')
     .description('list a directory (fs/readDirectory)')
@@ -22,7 +26,7 @@ export function registerLsCommand(program: Command, deps: CliDeps): void {
           entries: DirectoryEntry[];
         };
         const names = result.entries
-          .map((entry) => `${entry.fileName}${entry.isDirectory ? '/' : ''}`)
+          .map((entry) => `${escapeForTerminal(entry.fileName)}${entry.isDirectory ? '/' : ''}`)
           .sort();
         deps.io.stdout.write(names.map((name) => `${name}\n`).join(''));
       }),

@@ -11,6 +11,7 @@ import { registerLsCommand } from './ls-command.js';
 import { registerRmCommand } from './rm-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerStatCommand } from './stat-command.js';
+import { escapeLines } from './terminal-text.js';
 import { registerWriteCommand } from './write-command.js';
 
 /** The `fs-sandbox` program with every command registered; output and usage errors go through `deps.io`. */
@@ -21,6 +22,8 @@ export function buildProgram(deps: CliDeps): Command {
     .configureOutput({
       writeOut: (text) => deps.io.stdout.write(text),
       writeErr: (text) => deps.io.stderr.write(text),
+      // Usage errors quote the offending argument, which may be a file name; the lines are commander's.
+      outputError: (text, write) => write(escapeLines(text)),
     });
   registerCallCommand(program, deps);
   registerCatCommand(program, deps);

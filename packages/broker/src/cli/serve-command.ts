@@ -1,7 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type AuditSink, FileAuditLog } from '../server/audit-log.js';
-import { type ListenAddress, parseListenAddress } from '../server/listen-address.js';
+import { parseListenAddress } from '../server/listen-address.js';
+import { parseAllowedOrigin } from '../server/origin-check.js';
 import { createServer, type FsRpcServer, SERVER_DEFAULTS } from '../server/server.js';
 import { loadToken } from '../server/token-auth.js';
 import {
@@ -11,13 +12,18 @@ import {
   brokerOptionsFrom,
 } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
+import { collect } from './context-options.js';
 import { addPoolOptions, type PoolFlags, poolOptionsFrom } from './pool-flags.js';
+import { escapeForTerminal } from './terminal-text.js';
 
 interface ServeFlags extends BrokerFlags, PoolFlags {
   listen: string;
   tokenFile?: string;
   allowRemote?: boolean;
+  allowOrigin: string[];
   maxMessageBytes: number;
+  maxUnsentBytes: number;
+  maxUnsentBytesTotal: number;
   maxConnections: number;
   concurrency: number;
   auditLog?: string;
@@ -50,10 +56,28 @@ export function registerServeCommand(program: Command, deps: CliDeps): Command {
     )
     .option('--allow-remote', 'allow a WebSocket address that is not loopback (the token is still required)')
     .option(
+      '--allow-origin <origin>',
+      'accept WebSocket handshakes from browser pages of this origin, e.g. http://localhost:3000 (repeatable; by default any handshake with an Origin is refused)',
+      collect,
+      [],
+    )
+    .option(
       '--max-message-bytes <n>',
       'largest JSON-RPC message accepted; it also bounds fs/writeFile, whose data travels in it as base64 (about 3/4 of this in bytes)',
       positiveInteger,
       SERVER_DEFAULTS.maxMessageBytes,
+    )
+    .option(
+      '--max-unsent-bytes <n>',
+      'finished replies one client has not read yet, in bytes, before its further requests wait to start',
+      positiveInteger,
+      SERVER_DEFAULTS.maxUnsentBytes,
+    )
+    .option(
+      '--max-unsent-bytes-total <n>',
+      'the same for all clients together',
+      positiveInteger,
+      SERVER_DEFAULTS.maxUnsentBytesTotal,
     )
     .option(
       '--max-connections <n>',
@@ -77,25 +101,31 @@ export function registerServeCommand(program: Command, deps: CliDeps): Command {
       try {
         await serve(flags, deps);
       } catch (error) {
-        deps.io.stderr.write(`fs-sandbox serve: ${error instanceof Error ? error.message : String(error)}\n`);
+        const message = error instanceof Error ? error.message : String(error);
+        deps.io.stderr.write(`fs-sandbox serve: ${escapeForTerminal(message)}\n`);
         deps.setExitCode(error instanceof UsageError ? EXIT.usage : EXIT.failed);
       }
     });
 }
 
-function listenAddress(text: string): ListenAddress {
+/** A flag value that does not parse is bad usage (exit 2), not a failed operation. */
+function parseFlag<T>(parse: (text: string) => T, text: string): T {
   try {
-    return parseListenAddress(text);
+    return parse(text);
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
 }
 
 async function serve(flags: ServeFlags, deps: CliDeps): Promise<void> {
-  const address = listenAddress(flags.listen);
-  if (address.kind === 'stdio' && (flags.tokenFile !== undefined || flags.allowRemote)) {
-    throw new UsageError('--token-file and --allow-remote apply to ws:// listeners only');
+  const address = parseFlag(parseListenAddress, flags.listen);
+  if (
+    address.kind === 'stdio' &&
+    (flags.tokenFile !== undefined || flags.allowRemote || flags.allowOrigin.length > 0)
+  ) {
+    throw new UsageError('--token-file, --allow-remote and --allow-origin apply to ws:// listeners only');
   }
+  const allowedOrigins = flags.allowOrigin.map((origin) => parseFlag(parseAllowedOrigin, origin));
   if (address.kind === 'websocket') {
     // A WebSocket is reachable by every local process (and by the network off loopback); without
     // a token anyone could drive file operations with this broker's rights, so there is no
@@ -117,6 +147,8 @@ async function serve(flags: ServeFlags, deps: CliDeps): Promise<void> {
     broker,
     concurrency: flags.concurrency,
     maxMessageBytes: flags.maxMessageBytes,
+    maxUnsentBytes: flags.maxUnsentBytes,
+    maxUnsentBytesTotal: flags.maxUnsentBytesTotal,
     maxConnections: flags.maxConnections,
     audit,
   });
@@ -138,6 +170,7 @@ async function serve(flags: ServeFlags, deps: CliDeps): Promise<void> {
         host: address.host,
         port: address.port,
         token: token as string,
+        allowedOrigins,
       });
       deps.io.stderr.write(`fs-sandbox serve: listening on ${listener.url}\n`);
       await stop;

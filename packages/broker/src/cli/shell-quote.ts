@@ -1,8 +1,14 @@
+import { ansiCQuote, hasTerminalControls } from './terminal-text.js';
+
 const PLAIN = /^[A-Za-z0-9_@%+=:,./-]+$/;
 
-/** POSIX shell quoting, so a printed command can be pasted back exactly. */
+/**
+ * POSIX shell quoting, so a printed command can be pasted back exactly. A word with control or bidi
+ * characters (a path can hold them) gets ANSI-C quoting instead, so they never reach the terminal raw.
+ */
 export function shellQuote(word: string): string {
   if (PLAIN.test(word)) return word;
+  if (hasTerminalControls(word)) return ansiCQuote(word);
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 

@@ -1,5 +1,11 @@
-/** Left-aligned text columns, two spaces apart, for the doctor and demo reports. */
-export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+import { escapeForTerminal } from './terminal-text.js';
+
+/**
+ * Left-aligned text columns, two spaces apart, for the doctor and demo reports. Cells carry paths
+ * and error messages, so each is escaped for the terminal (before measuring, so columns line up).
+ */
+export function formatTable(header: readonly string[], cells: readonly (readonly string[])[]): string {
+  const rows = cells.map((row) => row.map(escapeForTerminal));
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
   );

@@ -4,6 +4,12 @@ import type { Reply } from './rpc-messages.js';
 // A multiple of 3 so each slice encodes to base64 without padding in the middle of the stream.
 const BASE64_SLICE_BYTES = 3 * 1024 * 1024;
 
+export interface EncodedReply {
+  parts: Iterable<Buffer>;
+  /** Memory the reply holds until its parts have been pulled: its JSON text and its binary values. */
+  bytes: number;
+}
+
 /**
  * Serialises a reply to UTF-8 parts (no trailing newline). Binary values (Buffers the broker keeps
  * for fs/readFile and fs/readBlock) are written as base64 strings slice by slice: the base64 of a
@@ -15,21 +21,25 @@ const BASE64_SLICE_BYTES = 3 * 1024 * 1024;
  * its peer reads holds a few MiB of encoded text at once, not the whole reply (the raw Buffer is
  * the only copy of the data).
  */
-export function encodeReplyParts(reply: Reply): Iterable<Buffer> {
+export function encodeReplyParts(reply: Reply): EncodedReply {
   const binaries: Uint8Array[] = [];
   // The marker embeds a fresh random nonce, so no string a client or file supplies can imitate it.
   const nonce = randomBytes(12).toString('hex');
   const marker = (index: number) => `\u0000${nonce}:${index}\u0000`;
   // Serialised now, so a result that cannot be serialised fails here, before anything is sent.
   const json = JSON.stringify(withMarkers(reply, binaries, marker));
-  if (binaries.length === 0) return [Buffer.from(json, 'utf8')];
+  if (binaries.length === 0) {
+    const whole = Buffer.from(json, 'utf8');
+    return { parts: [whole], bytes: whole.length };
+  }
+  const bytes = binaries.reduce((sum, binary) => sum + binary.byteLength, json.length);
   const located = binaries
     .map((binary, index) => {
       const token = JSON.stringify(marker(index));
       return { binary, token, at: json.indexOf(token) };
     })
     .sort((a, b) => a.at - b.at);
-  return spliceBinaries(json, located);
+  return { parts: spliceBinaries(json, located), bytes };
 }
 
 function* spliceBinaries(
@@ -55,7 +65,7 @@ function* spliceBinaries(
 
 /** The whole reply at once (small replies, tests). */
 export function encodeReply(reply: Reply): Buffer[] {
-  return [...encodeReplyParts(reply)];
+  return [...encodeReplyParts(reply).parts];
 }
 
 function withMarkers(value: unknown, binaries: Uint8Array[], marker: (index: number) => string): unknown {

@@ -7,6 +7,9 @@ export interface SchedulerLimits {
   maxPendingBytes: number;
 }
 
+/** Whether the next waiting job may start now, given how many of this connection's jobs run. */
+export type StartGate = (running: number) => boolean;
+
 export interface Job {
   bytes: number;
   /** Jobs with the same key run one after another in arrival order (used for one read handle). */
@@ -17,7 +20,8 @@ export interface Job {
 /**
  * Bounded concurrency for one connection. The reference runs one request at a time; we run up to
  * `maxInFlight` and match replies by id. Admission is bounded by count and by bytes, so a client
- * that floods the connection is refused rather than buffered without limit.
+ * that floods the connection is refused rather than buffered without limit. A start gate (the
+ * reply budget) may hold admitted jobs in the queue; `resume` starts them once it opens.
  */
 export class RequestScheduler {
   private running = 0;
@@ -26,7 +30,10 @@ export class RequestScheduler {
   private readonly keyTails = new Map<string, Promise<void>>();
   private idleWaiters: Array<() => void> = [];
 
-  constructor(private readonly limits: SchedulerLimits) {}
+  constructor(
+    private readonly limits: SchedulerLimits,
+    private readonly gate: StartGate,
+  ) {}
 
   get inFlight(): number {
     return this.running;
@@ -38,13 +45,19 @@ export class RequestScheduler {
 
   /** Starts or queues the job; false when the connection already holds too much. */
   trySchedule(job: Job): boolean {
-    if (this.waiting.length >= this.limits.maxQueued && this.running >= this.limits.maxInFlight) return false;
+    const startsNow = this.waiting.length === 0 && this.mayStartAnother();
+    if (!startsNow && this.waiting.length >= this.limits.maxQueued) return false;
     if (this.pendingBytes > 0 && this.pendingBytes + job.bytes > this.limits.maxPendingBytes) return false;
     this.pendingBytes += job.bytes;
     const chained = this.chainByKey(job);
-    if (this.running < this.limits.maxInFlight) this.start(chained);
+    if (startsNow) this.start(chained);
     else this.waiting.push(chained);
     return true;
+  }
+
+  /** Starts waiting jobs while there are free slots and the gate lets them. */
+  resume(): void {
+    while (this.waiting.length > 0 && this.mayStartAnother()) this.start(this.waiting.shift() as Job);
   }
 
   /** Drops every job that has not started (the connection is gone). */
@@ -84,6 +97,10 @@ export class RequestScheduler {
     };
   }
 
+  private mayStartAnother(): boolean {
+    return this.running < this.limits.maxInFlight && this.gate(this.running);
+  }
+
   private start(job: Job): void {
     this.running += 1;
     void job
@@ -92,9 +109,8 @@ export class RequestScheduler {
       .finally(() => {
         this.running -= 1;
         this.pendingBytes -= job.bytes;
-        const next = this.waiting.shift();
-        if (next) this.start(next);
-        else this.notifyIfIdle();
+        this.resume();
+        this.notifyIfIdle();
       });
   }
 

@@ -1,6 +1,6 @@
 import { FsError } from '@fs-sandbox/policy';
 import type { AuditSink } from './audit-log.js';
-import { encodeReplyParts } from './encode-reply.js';
+import { type EncodedReply, encodeReplyParts } from './encode-reply.js';
 import {
   type HandshakeState,
   handshakeError,
@@ -10,6 +10,7 @@ import {
 import { handlerFor, type OperationFacts, orderingKey } from './method-handlers.js';
 import { parseMessage, quoteBounded, type TransportLabel } from './parse-message.js';
 import { ReadHandleManager } from './read-handles.js';
+import type { ReplyAccount, ReplyBudget } from './reply-budget.js';
 import { RequestScheduler, type SchedulerLimits } from './request-scheduler.js';
 import {
   type EnvironmentInfo,
@@ -28,6 +29,7 @@ export interface ConnectionSettings {
   broker: ServerBroker;
   environment: EnvironmentInfo;
   scheduler: SchedulerLimits;
+  replyBudget: ReplyBudget;
   maxMessageBytes: number;
   maxHandles: number;
   audit: AuditSink | null;
@@ -38,9 +40,11 @@ export interface ConnectionSettings {
  * Where replies go; the transport adds its own framing (a newline on stdio, a text frame on
  * WebSocket). `parts` may be produced lazily (a large read's base64, slice by slice): the transport
  * pulls the next part only when its peer has taken the previous ones, and keeps replies in order.
+ * `written` is called once the peer has taken the whole reply, or the reply was dropped because the
+ * peer is gone.
  */
 export interface ReplyOutput {
-  send(parts: Iterable<Buffer>): void;
+  send(parts: Iterable<Buffer>, written: () => void): void;
 }
 
 /**
@@ -53,6 +57,7 @@ export class RpcConnection {
   private closed = false;
   private readonly handles: ReadHandleManager;
   private readonly scheduler: RequestScheduler;
+  private readonly unsent: ReplyAccount;
   private readonly running = new Set<AbortController>();
 
   constructor(
@@ -62,7 +67,8 @@ export class RpcConnection {
     private readonly output: ReplyOutput,
   ) {
     this.handles = new ReadHandleManager(settings.broker, settings.maxHandles);
-    this.scheduler = new RequestScheduler(settings.scheduler);
+    this.unsent = settings.replyBudget.open(() => this.scheduler.resume());
+    this.scheduler = new RequestScheduler(settings.scheduler, (running) => this.unsent.mayStart(running));
   }
 
   get inFlight(): number {
@@ -131,6 +137,7 @@ export class RpcConnection {
     for (const controller of this.running)
       controller.abort(new FsError('internal_error', 'connection closed'));
     this.handles.closeAll();
+    this.unsent.close();
   }
 
   private dispatch(id: RequestId, method: string, params: unknown, bytes: number): void {
@@ -275,13 +282,13 @@ export class RpcConnection {
 
   private send(reply: Reply): void {
     if (this.closed) return;
-    let parts: Iterable<Buffer>;
+    let encoded: EncodedReply;
     try {
-      parts = encodeReplyParts(reply);
+      encoded = encodeReplyParts(reply);
     } catch (error) {
       // A result that cannot be serialised is our bug; the client still gets an answer for its id.
-      parts = encodeReplyParts({ error: toRpcError(error), id: reply.id });
+      encoded = encodeReplyParts({ error: toRpcError(error), id: reply.id });
     }
-    this.output.send(parts);
+    this.output.send(encoded.parts, this.unsent.hold(encoded.bytes));
   }
 }

@@ -15,7 +15,8 @@ export interface ServerStatsSnapshot {
     rejected: number;
   };
   handles: { open: number };
-  bytes: { read: number; written: number };
+  /** `unsent`: bytes of finished replies waiting for their clients to read them (the reply budget). */
+  bytes: { read: number; written: number; unsent: number };
   /** One entry per registered source, under the name it was registered with. */
   sources: Record<string, unknown>;
 }
@@ -26,6 +27,7 @@ export interface LiveGauges {
   inFlight: number;
   queued: number;
   openHandles: number;
+  unsentBytes: number;
 }
 
 /** Monotonic counters of one server; gauges come from the connections at snapshot time. */
@@ -66,7 +68,7 @@ export class ServerStats {
         rejected: this.requestsRejected,
       },
       handles: { open: gauges.openHandles },
-      bytes: { read: this.bytesRead, written: this.bytesWritten },
+      bytes: { read: this.bytesRead, written: this.bytesWritten, unsent: gauges.unsentBytes },
       sources,
     };
   }

@@ -2,7 +2,9 @@ import type { Readable, Writable } from 'node:stream';
 import { LIMITS } from '@fs-sandbox/policy';
 import type { AuditSink } from './audit-log.js';
 import { describeEnvironment } from './handshake.js';
+import { originVerifier } from './origin-check.js';
 import type { TransportLabel } from './parse-message.js';
+import { ReplyBudget } from './reply-budget.js';
 import { type ConnectionSettings, type ReplyOutput, RpcConnection } from './rpc-connection.js';
 import type { EnvironmentInfo } from './rpc-messages.js';
 import type { ServerBroker } from './server-broker.js';
@@ -18,6 +20,10 @@ export interface ServerOptions {
   /** Requests of one connection waiting for a slot before further ones are refused. */
   maxQueued?: number;
   maxMessageBytes?: number;
+  /** Unsent reply bytes one connection may hold before its new requests wait for the client to read. */
+  maxUnsentBytes?: number;
+  /** The same, for every connection together. */
+  maxUnsentBytesTotal?: number;
   maxConnections?: number;
   audit?: AuditSink | null;
   /** What `initialize` reports; defaults to this process's facts. */
@@ -29,6 +35,8 @@ export interface WebSocketOptions {
   port: number;
   /** The capability token every client must present as `Authorization: Bearer <token>`. */
   token: string;
+  /** Origins a handshake may carry (exactly as browsers send them); without one, none may. */
+  allowedOrigins?: readonly string[];
 }
 
 export interface FsRpcServer {
@@ -47,12 +55,18 @@ export const SERVER_DEFAULTS = {
   maxQueued: 64,
   maxConnections: 64,
   maxMessageBytes: LIMITS.rpcMaxMessageBytes,
+  maxUnsentBytes: LIMITS.replyMaxUnsentBytesPerConnection,
+  maxUnsentBytesTotal: LIMITS.replyMaxUnsentBytesTotal,
 } as const;
 
 export function createServer(options: ServerOptions): FsRpcServer {
   const maxMessageBytes = options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes;
   const maxConnections = options.maxConnections ?? SERVER_DEFAULTS.maxConnections;
   const stats = new ServerStats();
+  const replyBudget = new ReplyBudget({
+    perConnection: options.maxUnsentBytes ?? SERVER_DEFAULTS.maxUnsentBytes,
+    total: options.maxUnsentBytesTotal ?? SERVER_DEFAULTS.maxUnsentBytesTotal,
+  });
   const settings: ConnectionSettings = {
     broker: options.broker,
     environment: options.environment ?? describeEnvironment(),
@@ -62,6 +76,7 @@ export function createServer(options: ServerOptions): FsRpcServer {
       // Running plus waiting requests of one connection hold at most two maximal messages' worth.
       maxPendingBytes: 2 * maxMessageBytes,
     },
+    replyBudget,
     maxMessageBytes,
     maxHandles: LIMITS.maxOpenHandlesPerConnection,
     audit: options.audit ?? null,
@@ -94,6 +109,7 @@ export function createServer(options: ServerOptions): FsRpcServer {
         host: ws.host,
         port: ws.port,
         maxMessageBytes,
+        acceptOrigin: originVerifier(ws.allowedOrigins ?? []),
         authorize: bearerVerifier(ws.token),
         canAccept: () => connections.size < maxConnections,
         onRefused: () => {
@@ -115,7 +131,13 @@ export function createServer(options: ServerOptions): FsRpcServer {
         queued += connection.queued;
         openHandles += connection.openHandles;
       }
-      return stats.snapshot({ openConnections: connections.size, inFlight, queued, openHandles });
+      return stats.snapshot({
+        openConnections: connections.size,
+        inFlight,
+        queued,
+        openHandles,
+        unsentBytes: replyBudget.held,
+      });
     },
 
     addStatsSource(name, source) {

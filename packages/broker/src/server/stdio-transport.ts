@@ -43,8 +43,7 @@ export function serveStdio(
         return output.destroyed || output.writableEnded;
       },
     });
-    const replies: ReplyOutput = { send: (parts) => pump.push(parts) };
-    const connection = open(replies);
+    const connection = open(pump);
     const finish = () => {
       if (finished) return;
       finished = true;

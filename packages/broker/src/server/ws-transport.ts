@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
@@ -9,6 +9,8 @@ export interface WebSocketListenOptions {
   host: string;
   port: number;
   maxMessageBytes: number;
+  /** Checks the handshake's Origin; the upgrade is refused with 403 unless it passes. */
+  acceptOrigin(headers: IncomingHttpHeaders): boolean;
   /** Checks the `Authorization` header; the upgrade is refused with 401 unless it passes. */
   authorize(header: string | undefined): boolean;
   /** False when the server is at its connection limit; the upgrade is refused with 503. */
@@ -32,9 +34,10 @@ function refuse(socket: Duplex, status: number, reason: string, extraHeaders = '
 }
 
 /**
- * JSON-RPC over WebSocket text frames. Authentication happens on the HTTP upgrade, before any
- * message is read: a browser page cannot set an Authorization header on a WebSocket, so the token
- * also stops cross-site pages from talking to a loopback server. Messages larger than the limit
+ * JSON-RPC over WebSocket text frames. The Origin check and authentication happen on the HTTP
+ * upgrade, before any message is read: a browser page cannot set an Authorization header on a
+ * WebSocket, and a handshake from a page always names the page's origin, so neither a cross-site
+ * page nor one that learnt the token talks to a loopback server unless its origin is allowed. Messages larger than the limit
  * make ws close the connection with 1009 (message too big) before they are buffered.
  */
 export async function listenWebSocket(options: WebSocketListenOptions): Promise<WebSocketListener> {
@@ -51,6 +54,11 @@ export async function listenWebSocket(options: WebSocketListenOptions): Promise<
   });
   http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
+    if (!options.acceptOrigin(request.headers)) {
+      options.onRefused();
+      refuse(socket, 403, 'Forbidden');
+      return;
+    }
     if (!options.authorize(request.headers.authorization)) {
       options.onRefused();
       refuse(socket, 401, 'Unauthorized', 'WWW-Authenticate: Bearer\r\n');
@@ -114,8 +122,7 @@ function attach(ws: WebSocket, options: WebSocketListenOptions): void {
       return ws.readyState !== ws.OPEN;
     },
   });
-  const replies: ReplyOutput = { send: (parts) => pump.push(parts) };
-  const connection = options.open(replies);
+  const connection = options.open(pump);
   ws.on('message', (data) => connection.receive(data as Buffer));
   // ws reports protocol violations and oversized messages here and then closes; the close
   // handler does the clean-up, so the error itself needs no more than being handled.
