@@ -1,10 +1,11 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, linkSync, lstatSync, readFileSync, statSync } from 'node:fs';
 import { lchown, mkdir, open, readdir, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLI_BIN, ensureBuilt, REPO } from './support/build.js';
 import { type CliUser, callMethod, NOBODY_UID, runCli, USERS } from './support/cli.js';
+import { startDirLinkToggler } from './support/dir-link-toggler.js';
 import {
   cliEnv,
   createFixture,
@@ -43,6 +44,15 @@ function withEntries(fixture: Fixture, ...extra: Array<[string, string]>): Sandb
     context.permissions.file_system.entries.push({ path: { type: 'path', path: uri(path) }, access });
   }
   return context as unknown as Sandbox;
+}
+
+/** A restricted context with exactly these file-system entries. */
+function contextOf(entries: unknown[], cwd: string): Sandbox {
+  return {
+    permissions: { type: 'managed', network: 'restricted', file_system: { type: 'restricted', entries } },
+    cwd: uri(cwd),
+    windowsSandboxLevel: 'disabled',
+  };
 }
 
 /** Files the test plants as root belong to nobody in the unprivileged runs, like the fixture's. */
@@ -195,19 +205,7 @@ describe.each(USERS)('as %s', (user: CliUser) => {
 
     it("the broker's own installation is read-only when a writable root holds it", async () => {
       const repo = resolve(REPO);
-      const sandbox = {
-        ...workspaceContext(fixture),
-        permissions: {
-          type: 'managed',
-          network: 'restricted',
-          file_system: {
-            type: 'restricted',
-            entries: [{ path: { type: 'path', path: uri(repo) }, access: 'write' }],
-          },
-        },
-        cwd: uri(repo),
-        workspaceRoots: [uri(repo)],
-      };
+      const sandbox = contextOf([{ path: { type: 'path', path: uri(repo) }, access: 'write' }], repo);
       const dist = join(repo, 'packages', 'broker', 'dist');
       const shim = join(repo, 'node_modules', '.bin', 'fs-sandbox');
       for (const file of [CLI_BIN, join(dist, 'cli.js'), join(dist, 'index.js'), shim]) {
@@ -235,20 +233,13 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     it('protects .codex and .agents under special writable roots (slash_tmp) too', async () => {
       await plantTemplates();
       const existed = ['.codex', '.agents', 'plain.txt'].filter((name) => existsSync(join('/tmp', name)));
-      const sandbox = {
-        ...workspaceContext(fixture),
-        permissions: {
-          type: 'managed',
-          network: 'restricted',
-          file_system: {
-            type: 'restricted',
-            entries: [
-              { path: { type: 'special', value: { kind: 'slash_tmp' } }, access: 'write' },
-              { path: { type: 'path', path: uri(fixture.ro) }, access: 'read' },
-            ],
-          },
-        },
-      };
+      const sandbox = contextOf(
+        [
+          { path: { type: 'special', value: { kind: 'slash_tmp' } }, access: 'write' },
+          { path: { type: 'path', path: uri(fixture.ro) }, access: 'read' },
+        ],
+        fixture.ws,
+      );
       try {
         await expectRefused(
           'fs/copy',
@@ -335,27 +326,8 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       const kept = ['1', '2', '3', '4', '5'];
       for (const name of kept) await writeFile(join(keep, name), name);
       const target = join(fixture.ws, 't');
-      // The toggler runs on the host as root: it flips t/sub between a full directory and a link by
-      // atomic renames, holding each state a moment.
-      const toggler = spawn(
-        process.execPath,
-        [
-          '-e',
-          `const fs = require('fs'); const t = ${JSON.stringify(target)};
-           const hold = () => { const until = process.hrtime.bigint() + 200000n; while (process.hrtime.bigint() < until); };
-           const end = Date.now() + 60000;
-           while (Date.now() < end) { try {
-             if (!fs.existsSync(t + '/d')) {
-               fs.mkdirSync(t + '/d', { recursive: true });
-               for (let i = 0; i < 20; i++) fs.writeFileSync(t + '/d/k' + i, 'x');
-             }
-             if (!fs.existsSync(t + '/l')) fs.symlinkSync('../keep', t + '/l');
-             fs.renameSync(t + '/d', t + '/sub'); hold(); fs.renameSync(t + '/sub', t + '/d');
-             fs.renameSync(t + '/l', t + '/sub'); hold(); fs.renameSync(t + '/sub', t + '/l');
-           } catch {} }`,
-        ],
-        { stdio: 'ignore' },
-      );
+      // The toggler runs on the host, as root.
+      const toggler = startDirLinkToggler(target);
       try {
         for (const sandbox of [null, workspaceContext(fixture)]) {
           for (let round = 0; round < 12; round++) {

@@ -44,6 +44,18 @@ const ACCESS_BY_OPERATION: Record<HelperOperation, ReadonlyArray<readonly [field
   'fs/removeTemps': [['path', 'write']],
 };
 
+/** The native paths a request touches, each with the access it needs. */
+function pathsOf(
+  operation: HelperOperation,
+  params: Record<string, unknown>,
+  os: HostOs,
+): Array<{ path: string; want: Want }> {
+  return ACCESS_BY_OPERATION[operation].flatMap(([field, want]) => {
+    const uri = params[field];
+    return typeof uri === 'string' ? [{ path: pathUriToNative(uri, os), want }] : [];
+  });
+}
+
 /** Throws `permission_denied` / `protected_path` naming the rule when the profile refuses a path of the request. */
 export function precheckRequest(
   operation: HelperOperation,
@@ -51,10 +63,7 @@ export function precheckRequest(
   profile: PermissionProfile,
   os: HostOs,
 ): void {
-  for (const [field, want] of ACCESS_BY_OPERATION[operation]) {
-    const uri = params[field];
-    if (typeof uri !== 'string') continue;
-    const path = pathUriToNative(uri, os);
+  for (const { path, want } of pathsOf(operation, params, os)) {
     // `C:\w\GIT~1\config` or `C:\w\.git.\config` names .git without matching any rule about it.
     if (os === 'windows') assertPlainWindowsPath(path);
     const decision = checkAccess(profile, path, want, os);
@@ -80,10 +89,7 @@ export function precheckPhysical(
   guard: PathGuard,
   os: HostOs,
 ): void {
-  for (const [field, want] of ACCESS_BY_OPERATION[operation]) {
-    const uri = params[field];
-    if (typeof uri !== 'string') continue;
-    const path = pathUriToNative(uri, os);
+  for (const { path, want } of pathsOf(operation, params, os)) {
     if (os !== 'windows' && PROCFS_ALIAS.test(path)) {
       throw new FsError(
         'permission_denied',

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startDirLinkToggler } from '../../../test/support/dir-link-toggler.js';
 import {
   call,
   expectKind,
@@ -26,25 +26,7 @@ describe('fs/remove', () => {
     for (const name of kept) writeFileSync(join(keep, name), name);
     const target = join(dir, 't');
     // Another process flips t/sub between a directory full of files and a link, by atomic renames.
-    const toggler = spawn(
-      process.execPath,
-      [
-        '-e',
-        `const fs = require('fs'); const t = ${JSON.stringify(target)};
-         const hold = () => { const until = process.hrtime.bigint() + 200000n; while (process.hrtime.bigint() < until); };
-         const end = Date.now() + 60000;
-         while (Date.now() < end) { try {
-           if (!fs.existsSync(t + '/d')) {
-             fs.mkdirSync(t + '/d', { recursive: true });
-             for (let i = 0; i < 20; i++) fs.writeFileSync(t + '/d/k' + i, 'x');
-           }
-           if (!fs.existsSync(t + '/l')) fs.symlinkSync('../keep', t + '/l');
-           fs.renameSync(t + '/d', t + '/sub'); hold(); fs.renameSync(t + '/sub', t + '/d');
-           fs.renameSync(t + '/l', t + '/sub'); hold(); fs.renameSync(t + '/sub', t + '/l');
-         } catch {} }`,
-      ],
-      { stdio: 'ignore' },
-    );
+    const toggler = startDirLinkToggler(target);
     try {
       for (let round = 0; round < 300; round++) {
         mkdirSync(target, { recursive: true });

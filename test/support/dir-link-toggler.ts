@@ -1,0 +1,22 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+
+/**
+ * Another process that flips `<target>/sub` between a directory full of files and a symlink to
+ * `../keep`, by atomic renames, holding each state a moment (the race a tree remove must survive).
+ * It stops by itself after a minute; kill it when done.
+ */
+export function startDirLinkToggler(target: string): ChildProcess {
+  const script = `const fs = require('fs'); const t = ${JSON.stringify(target)};
+    const hold = () => { const until = process.hrtime.bigint() + 200000n; while (process.hrtime.bigint() < until); };
+    const end = Date.now() + 60000;
+    while (Date.now() < end) { try {
+      if (!fs.existsSync(t + '/d')) {
+        fs.mkdirSync(t + '/d', { recursive: true });
+        for (let i = 0; i < 20; i++) fs.writeFileSync(t + '/d/k' + i, 'x');
+      }
+      if (!fs.existsSync(t + '/l')) fs.symlinkSync('../keep', t + '/l');
+      fs.renameSync(t + '/d', t + '/sub'); hold(); fs.renameSync(t + '/sub', t + '/d');
+      fs.renameSync(t + '/l', t + '/sub'); hold(); fs.renameSync(t + '/sub', t + '/l');
+    } catch {} }`;
+  return spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
+}
