@@ -21,6 +21,8 @@ export interface CliOptions {
   input?: string;
   /** Kill the CLI after this long (a hang is a failure, not a slow pass). */
   timeoutMs?: number;
+  /** Descriptors the CLI inherits without close-on-exec, each opened read-only on a path. */
+  descriptors?: Readonly<Record<number, string>>;
 }
 
 /** The command line that starts the CLI as `user` (setpriv drops to nobody with no groups). */
@@ -33,8 +35,34 @@ export function cliCommand(user: CliUser, args: readonly string[]): { file: stri
   };
 }
 
+/**
+ * `command` started by a shell that first opens each descriptor on its path (`exec 200<path`),
+ * the way a parent that does not set close-on-exec leaves them to everything it starts.
+ */
+export function withInheritedDescriptors(
+  command: { file: string; args: string[] },
+  descriptors: Readonly<Record<number, string>>,
+): { file: string; args: string[] } {
+  const entries = Object.entries(descriptors);
+  const opens = entries.map(([fd], i) => `exec ${Number(fd)}<"$${i + 1}"`).join('; ');
+  return {
+    // --norc: bash runs ~/.bashrc when its stdin is a socket (as Node's pipes are), thinking rshd started it.
+    file: 'bash',
+    args: [
+      '--norc',
+      '-c',
+      `${opens}; shift ${entries.length}; exec "$@"`,
+      'bash',
+      ...entries.map(([, path]) => path),
+      command.file,
+      ...command.args,
+    ],
+  };
+}
+
 export function runCli(args: readonly string[], options: CliOptions): Promise<CliRun> {
-  const command = cliCommand(options.user, args);
+  const plain = cliCommand(options.user, args);
+  const command = options.descriptors ? withInheritedDescriptors(plain, options.descriptors) : plain;
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(command.file, command.args, { cwd: REPO, env: options.env, stdio: 'pipe' });

@@ -84,15 +84,16 @@ describe('collectPathFacts', () => {
 });
 
 describe('expandDenyGlobs', () => {
-  it('finds the existing matches below the literal prefix, whole directories included, links not followed', async () => {
+  it('finds the existing matches below the literal prefix, whole directories included', async () => {
     const tree = join(root, 'globs');
     await mkdir(join(tree, 'a', 'secrets', 'deep'), { recursive: true });
     await mkdir(join(tree, 'b', 'c'), { recursive: true });
     await writeFile(join(tree, 'a', '.env'), 'x');
     await writeFile(join(tree, 'b', 'c', 'prod.env'), 'x');
     await writeFile(join(tree, 'b', 'c', 'env.txt'), 'x');
+    await writeFile(join(tree, 'b', 'c', 'id.key'), 'x');
     await writeFile(join(tree, 'a', 'secrets', 'deep', 'inner.env'), 'x');
-    await symlink(join(root, 'w'), join(tree, 'b', 'escape'));
+    await symlink(join(root, 'w', 'real', 'file.txt'), join(tree, 'b', 'file-link'));
     expect(expandDenyGlobs([`${tree}/**/*.env`, `${tree}/a/secrets`])).toEqual(
       [
         join(tree, 'a', '.env'),
@@ -102,10 +103,98 @@ describe('expandDenyGlobs', () => {
       ].sort(),
     );
     expect(expandDenyGlobs([`${tree}/*/c/*.env`])).toEqual([join(tree, 'b', 'c', 'prod.env')]);
+    expect(expandDenyGlobs([`${tree}/**/*.{env,key}`])).toContain(join(tree, 'b', 'c', 'id.key'));
+    expect(expandDenyGlobs([`${tree}/{a/secrets,b}/**`])).toEqual([
+      join(tree, 'a', 'secrets'),
+      join(tree, 'b'),
+    ]);
     expect(expandDenyGlobs([`${root}/no-such-dir/**/*.env`])).toEqual([]);
   });
 
+  it('scans through a prefix that is itself a symlink', async () => {
+    await mkdir(join(root, 'w', 'real', 'keys'), { recursive: true });
+    await writeFile(join(root, 'w', 'real', 'keys', 'a.pem'), 'x');
+    expect(expandDenyGlobs([`${root}/w/link/**/*.pem`])).toEqual([join(root, 'w', 'link', 'keys', 'a.pem')]);
+  });
+
+  it('refuses unenforceable patterns with the policy refusal', () => {
+    expect(() => expandDenyGlobs([`${root}/a/../secrets/**`])).toThrow(
+      /cannot be enforced: it has a `..` segment/,
+    );
+  });
+
   it('refuses a glob whose scan would exceed the entry limit', async () => {
-    expect(() => expandDenyGlobs(['/usr/**/*.no-such-extension'])).toThrow(/needs more than 20000 entries/);
+    const wide = join(root, 'wide');
+    for (let d = 0; d < 101; d++) {
+      const dir = join(wide, `d${d}`);
+      await mkdir(dir, { recursive: true });
+      await Promise.all(Array.from({ length: 200 }, (_, f) => writeFile(join(dir, `f${f}`), '')));
+    }
+    expect(() => expandDenyGlobs([`${wide}/**/*.pem`])).toThrow(
+      /cannot be enforced: its scan needs more than 20000 entries to find every match; narrow the glob/,
+    );
+    expect(expandDenyGlobs([`${wide}/d7/*.pem`])).toEqual([]);
+  });
+
+  it('refuses a `**` glob with entries left at the depth bound, and not one whose deepest directory is empty', async () => {
+    const levels = Array.from({ length: 32 }, (_, i) => `d${i + 1}`);
+    const deepest = join(root, 'deep', ...levels);
+    await mkdir(deepest, { recursive: true });
+    expect(expandDenyGlobs([`${root}/deep/**/*.pem`])).toEqual([]);
+    await writeFile(join(deepest, 'beyond.pem'), 'x');
+    expect(() => expandDenyGlobs([`${root}/deep/**/*.pem`])).toThrow(
+      /d32 is 32 levels below .*deep and still has entries that could match; narrow the glob/,
+    );
+    // A bounded pattern never needs to look that deep.
+    expect(expandDenyGlobs([`${root}/deep/d1/*.pem`])).toEqual([]);
+  });
+
+  describe('symlinked directories inside the scanned area', () => {
+    let ws: string;
+    beforeAll(async () => {
+      // pnpm's layout: node_modules/<name> links into node_modules/.pnpm/<name>@<v>/node_modules/<name>.
+      ws = join(root, 'pnpm-ws');
+      const real = join(ws, 'node_modules', '.pnpm', 'pkg@1.0.0', 'node_modules', 'pkg');
+      await mkdir(real, { recursive: true });
+      await writeFile(join(real, 'test.env'), 'x');
+      await symlink('.pnpm/pkg@1.0.0/node_modules/pkg', join(ws, 'node_modules', 'pkg'));
+    });
+
+    it('leaves a link into the same prefix under `**` and one name: its real location is masked', () => {
+      expect(expandDenyGlobs([`${ws}/**/*.env`])).toEqual([
+        join(ws, 'node_modules', '.pnpm', 'pkg@1.0.0', 'node_modules', 'pkg', 'test.env'),
+      ]);
+    });
+
+    it('refuses the same link when more of the pattern follows `**`', () => {
+      // `<ws>/**/pkg/*.env` matches <ws>/node_modules/pkg/x.env through the link's own name.
+      expect(() => expandDenyGlobs([`${ws}/**/node_modules/*/*.env`])).toThrow(
+        /matches could lie beneath the symlinked directory .*node_modules\/pkg/,
+      );
+    });
+
+    it('refuses a link whose target lies outside the prefix', async () => {
+      await mkdir(join(root, 'outside', 'keys'), { recursive: true });
+      await symlink(join(root, 'outside'), join(ws, 'out'));
+      try {
+        expect(() => expandDenyGlobs([`${ws}/**/*.env`])).toThrow(
+          /the deny glob .*cannot be enforced: matches could lie beneath the symlinked directory .*out \(-> .*outside\)/,
+        );
+        // The link itself matching is a match, masked by name.
+        expect(expandDenyGlobs([`${ws}/o*`])).toEqual([join(ws, 'out')]);
+      } finally {
+        await rm(join(ws, 'out'));
+      }
+    });
+
+    it('refuses a link a bounded pattern could match beneath, and ignores one it cannot', async () => {
+      await symlink(join(root, 'outside'), join(ws, 'out'));
+      try {
+        expect(() => expandDenyGlobs([`${ws}/*/keys`])).toThrow(/symlinked directory .*out/);
+        expect(expandDenyGlobs([`${ws}/*.env`])).toEqual([]);
+      } finally {
+        await rm(join(ws, 'out'));
+      }
+    });
   });
 });

@@ -70,9 +70,16 @@ describe('deny glob regexes', () => {
     expect(matches(klass, '/w/key')).toBe(false);
   });
 
-  it('treats an unclosed bracket as a literal character', () => {
-    const regex = globRegex('/w/[x');
-    expect(matches(regex, '/w/[x')).toBe(true);
-    expect(matches(regex, '/w/x')).toBe(false);
+  it('gives each brace alternative its own branch', () => {
+    const regex = globRegex('/w/{keys/*.pem,*.key}');
+    for (const path of ['/w/keys/a.pem', '/w/a.KEY', '/w/a.key/inner'])
+      expect(matches(regex, path), path).toBe(true);
+    for (const path of ['/w/a.pem', '/w/keys/a.key']) expect(matches(regex, path), path).toBe(false);
+  });
+
+  it('refuses what the policy refuses, instead of reading it as literal text', () => {
+    expect(() => globRegex('/w/[x')).toThrow(
+      'deny glob `/w/[x` cannot be enforced: it has a `[` without a matching `]`',
+    );
   });
 });

@@ -2,6 +2,7 @@ import { LIMITS, TEMP_TAG, toWireError } from '@fs-sandbox/policy/core';
 import { encodeReply } from './framing.js';
 import { checkMountPoints } from './freshness.js';
 import { useSynchronousCalls } from './fs-async.js';
+import { closeInheritedDescriptors } from './inherited-descriptors.js';
 import { parseProgramArgs } from './program-args.js';
 import type { HelperReply } from './protocol.js';
 import { runRequest } from './run-request.js';
@@ -36,10 +37,12 @@ async function answer(request: Record<string, unknown>, expectedMounts: string[]
 }
 
 async function main(): Promise<void> {
-  useSynchronousCalls();
   let request: Record<string, unknown>;
   let expectedMounts: string[];
   try {
+    // First of all: no operation, not even the warm-up rehearsal, may see an inherited descriptor.
+    closeInheritedDescriptors();
+    useSynchronousCalls();
     const args = parseProgramArgs(process.argv.slice(2));
     expectedMounts = args.expectedMounts;
     if (args.warmUp) await rehearse(expectedMounts);

@@ -40,9 +40,9 @@ export const LIMITS = {
   /** Default helper run time before the whole sandboxed process tree is killed. */
   helperTimeoutMs: 60_000,
   /**
-   * Deny globs are enforced on Linux by masking the paths that match when the sandbox is built; the
-   * scan that finds them stops at this many entries (the sandbox is then refused, not weakened) and
-   * this depth below a pattern's literal prefix for `**`.
+   * Deny globs are enforced on Linux by masking the paths that match when the sandbox is built. The
+   * scan that finds them stops at this many entries, and at this depth below a pattern's literal
+   * prefix for `**`; a scan stopped with entries left unseen refuses the sandbox, never weakens it.
    */
   denyGlobScanMaxEntries: 20_000,
   /**

@@ -127,7 +127,7 @@ describe('cwd requirements and non-native paths', () => {
     );
   });
   it('requires cwd for a relative glob and resolves it against cwd', () => {
-    const profile = restricted(special('root', 'read'), glob('**/*.env'), glob('./keys/*'));
+    const profile = restricted(special('root', 'read'), glob('**/*.env'), glob('keys/*'));
     expect(failure(() => resolveSandboxContext(context(profile), 'linux')).message).toBe(
       'file system sandbox context with dynamic permissions requires cwd',
     );
@@ -136,6 +136,23 @@ describe('cwd requirements and non-native paths', () => {
       glob('/w/**/*.env'),
       glob('/w/keys/*'),
     ]);
+    expect(
+      sandboxedEntries(
+        resolveSandboxContext(context(restricted(glob('*.pem')), { cwd: 'file:///' }), 'linux'),
+      ),
+    ).toEqual([glob('/*.pem')]);
+  });
+  it('refuses an unenforceable glob as spelled, before joining it to cwd', () => {
+    const e = failure(() =>
+      resolveSandboxContext(context(restricted(glob('../secrets/*')), { cwd: 'file:///w' }), 'linux'),
+    );
+    expect([e.kind, e.message]).toEqual([
+      'invalid_params',
+      'deny glob `../secrets/*` cannot be enforced: it has a `..` segment, which never matches a normalised path (spell the path without it)',
+    ]);
+    expect(
+      failure(() => resolveSandboxContext(context(restricted(glob('/w/keys/', 'read'))), 'linux')).kind,
+    ).toBe('invalid_params');
   });
   it('refuses a non-native cwd, entry or workspace root', () => {
     const profile = restricted(pathEntry('file:///w', 'write'));

@@ -3,6 +3,7 @@ import type { HostOs } from '../host-os.js';
 import { pathUriToNative } from '../path-uri.js';
 import { minimalReadRootCandidates } from '../platform-roots.js';
 import type { FileSystemEntry } from '../schemas/sandbox-context.js';
+import { parseDenyGlob } from './glob-match.js';
 
 /** What one policy entry covers, in native terms. */
 export type EntryScope =
@@ -31,6 +32,8 @@ export function entryScope(entry: FileSystemEntry, os: HostOs): EntryScope {
     case 'path':
       return { kind: 'paths', paths: [pathUriToNative(path.path, os)] };
     case 'glob_pattern':
+      // Refused here too (not only in resolveSandboxContext), so no caller meets a glob it cannot enforce.
+      parseDenyGlob(path.pattern, os);
       // Glob entries only ever deny: the reference does not grant reads through them either.
       return entry.access === 'deny' ? { kind: 'glob', pattern: path.pattern } : { kind: 'nothing' };
     case 'special':

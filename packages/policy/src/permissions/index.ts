@@ -1,7 +1,17 @@
 export * from './access.js';
 export * from './cwd-dependence.js';
 export * from './full-disk.js';
-export { globDeniesPath, globToRegExp, isAbsoluteGlob } from './glob-match.js';
+export {
+  type DenyGlob,
+  type GlobAlternative,
+  type GlobPiece,
+  type GlobSegment,
+  globDeniesPath,
+  globLiteralPrefix,
+  globToRegExp,
+  isAbsoluteGlob,
+  parseDenyGlob,
+} from './glob-match.js';
 export * from './profiles.js';
 export * from './protected-names.js';
 export * from './resolve-context.js';

@@ -12,7 +12,7 @@ import {
 } from '../schemas/sandbox-context.js';
 import { hasCwdDependentPermissions } from './cwd-dependence.js';
 import { hasFullDiskWrite } from './full-disk.js';
-import { isAbsoluteGlob } from './glob-match.js';
+import { isAbsoluteGlob, parseDenyGlob } from './glob-match.js';
 
 export type UnsandboxedReason = 'absent' | 'disabled' | 'external' | 'unrestricted' | 'full_disk_write';
 
@@ -60,6 +60,9 @@ export function resolveSandboxContext(
   const workspaceRoots = (context.workspaceRoots ?? []).map((uri) => pathUriToNative(uri, os));
   for (const entry of profile.file_system.entries) {
     if (entry.path.type === 'path') pathUriToNative(entry.path.path, os);
+    // Refused as spelled, before a relative one is joined to cwd: every backend and the pre-check
+    // then work from patterns that can be enforced.
+    if (entry.path.type === 'glob_pattern') parseDenyGlob(entry.path.pattern, os);
   }
   if (cwd === null && hasCwdDependentPermissions(profile))
     throw new FsError('invalid_params', CWD_REQUIRED_MESSAGE);
@@ -124,10 +127,9 @@ function materialise(entry: FileSystemEntry, m: Materialisation): FileSystemEntr
     return m.tmpdir ? [pathEntry(m.tmpdir, entry.access, m.os)] : [];
   }
   if (path.type === 'glob_pattern' && !isAbsoluteGlob(path.pattern) && m.cwd !== null) {
-    const relative = path.pattern.replace(/^\.[\\/]/, '');
-    return [
-      { ...entry, path: { type: 'glob_pattern', pattern: `${m.cwd}${separatorFor(m.os)}${relative}` } },
-    ];
+    const separator = separatorFor(m.os);
+    const base = m.cwd.endsWith(separator) ? m.cwd : `${m.cwd}${separator}`;
+    return [{ ...entry, path: { type: 'glob_pattern', pattern: `${base}${path.pattern}` } }];
   }
   return [entry];
 }

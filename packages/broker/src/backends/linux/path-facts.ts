@@ -1,5 +1,13 @@
-import { lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
-import { globDeniesPath } from '@fs-sandbox/policy';
+import {
+  type Dirent,
+  lstatSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
+import { type DenyGlob, type GlobAlternative, globLiteralPrefix, parseDenyGlob } from '@fs-sandbox/policy';
 import {
   decodePathBytes,
   FsError,
@@ -7,6 +15,7 @@ import {
   joinPath,
   LIMITS,
   parentPath,
+  pathStartsWith,
   splitNativePath,
 } from '@fs-sandbox/policy/core';
 
@@ -147,53 +156,107 @@ function readLinkOrNull(path: string): string | null {
   }
 }
 
-const GLOB_CHARACTERS = /[*?[]/;
-
 /**
- * The existing paths a set of absolute deny globs matches, found by walking down from each
- * pattern's literal prefix without following symlinks. A matching directory is taken whole (the
- * policy denies everything below it) and not entered. The walk is bounded; a glob that would need
- * more is refused, since masking only part of its matches would leave the rest readable.
- * Matches created after the scan cannot be masked; the broker's pre-check refuses requests that
- * name them.
+ * The existing paths a set of absolute deny globs matches. Bind mounts are what hide them, so every
+ * match must be found now, when the sandbox is built: each brace alternative is walked down from
+ * its literal prefix (followed if it is a symlink, as the sandbox would follow it), without
+ * following the symlinks met below it. A matching directory is taken whole (the policy denies
+ * everything below it) and not entered. Matches created after the scan cannot be masked; the
+ * broker's pre-check refuses requests that name them.
+ *
+ * A scan that cannot see every match refuses the sandbox (`sandbox_unavailable`) instead of
+ * masking some of them, which would leave the rest readable: too many entries, directories left
+ * at the depth bound of a `**` pattern, or a symlinked directory below the prefix that matches
+ * could lie beneath (reading through it reaches files whose real names were never tested). The
+ * one link that is safe to leave is one whose real target lies inside the same prefix when the
+ * rest of the pattern is `**` or `**` and a single name (pnpm's symlinked node_modules under
+ * `**` + `/*.env`): each file below the link keeps its name at its real location, which matches
+ * too and is scanned and masked there; the link resolves to that mask. A longer rest such as
+ * `** /secret/*.pem` may match through the link's own name (`<prefix>/secret -> data`), which the
+ * real location does not repeat, so that link is refused like any other.
  */
 export function expandDenyGlobs(patterns: readonly string[]): string[] {
   const matches = new Set<string>();
-  let visited = 0;
+  const scan = { visited: 0 };
   for (const pattern of patterns) {
-    const segments = splitNativePath('linux', pattern)?.segments ?? [];
-    const literal = segments.findIndex((segment) => GLOB_CHARACTERS.test(segment));
-    const prefixLength = literal === -1 ? segments.length : literal;
-    const maxDepth = pattern.includes('**') ? LIMITS.denyGlobScanMaxDepth : segments.length - prefixLength;
-    const queue = [{ path: `/${segments.slice(0, prefixLength).join('/')}`, depth: 0 }];
-    while (queue.length > 0) {
-      const { path, depth } = queue.shift() as { path: string; depth: number };
-      visited += 1;
-      if (visited > LIMITS.denyGlobScanMaxEntries) {
-        throw new FsError(
-          'sandbox_unavailable',
-          `the deny glob ${pattern} needs more than ${LIMITS.denyGlobScanMaxEntries} entries scanned to be enforced; narrow it`,
-        );
-      }
-      if (globDeniesPath(pattern, path, 'linux')) {
-        if (existsNoFollow(path)) matches.add(path);
-        continue;
-      }
-      if (depth >= maxDepth) continue;
-      for (const name of directoryNames(path))
-        queue.push({ path: joinPath('linux', path, name), depth: depth + 1 });
-    }
+    const glob = parseDenyGlob(pattern, 'linux');
+    for (const alternative of glob.alternatives) scanAlternative(glob, alternative, scan, matches);
   }
   return [...matches].sort();
 }
 
-/** Entry names of a real directory (not a symlink to one); none for anything else. */
-function directoryNames(path: string): string[] {
+function scanAlternative(
+  glob: DenyGlob,
+  alternative: GlobAlternative,
+  scan: { visited: number },
+  matches: Set<string>,
+): void {
+  const { prefix, rest } = globLiteralPrefix(alternative);
+  const unbounded = rest.some((segment) => segment.kind === 'globstar');
+  const depthBound = unbounded ? LIMITS.denyGlobScanMaxDepth : rest.length;
+  const linksMaySkip = rest[0]?.kind === 'globstar' && rest.length <= 2 && rest[1]?.kind !== 'globstar';
+  const refuse = (reason: string): never => {
+    throw new FsError(
+      'sandbox_unavailable',
+      `the deny glob ${glob.pattern} cannot be enforced: ${reason}; narrow the glob`,
+    );
+  };
+  const realPrefix = realPathOrNull(prefix);
+  const queue = [{ path: prefix, depth: 0 }];
+  while (queue.length > 0) {
+    const { path, depth } = queue.shift() as { path: string; depth: number };
+    scan.visited += 1;
+    if (scan.visited > LIMITS.denyGlobScanMaxEntries)
+      refuse(`its scan needs more than ${LIMITS.denyGlobScanMaxEntries} entries to find every match`);
+    if (glob.regex.test(path)) {
+      if (existsNoFollow(path)) matches.add(path);
+      continue;
+    }
+    if (depth >= depthBound && !unbounded) continue;
+    const entries = directoryEntries(path, depth === 0);
+    if (entries.length === 0) continue;
+    if (depth >= depthBound)
+      refuse(`${path} is ${depthBound} levels below ${prefix} and still has entries that could match`);
+    for (const entry of entries) {
+      const child = joinPath('linux', path, decodePathBytes(entry.name));
+      if (!entry.isSymbolicLink() || glob.regex.test(child) || (!unbounded && depth + 1 >= depthBound)) {
+        queue.push({ path: child, depth: depth + 1 });
+        continue;
+      }
+      const target = realPathOrNull(child);
+      if (target === null || !isDirectory(target)) continue;
+      if (linksMaySkip && realPrefix !== null && pathStartsWith('linux', target, realPrefix)) continue;
+      refuse(
+        `matches could lie beneath the symlinked directory ${child} (-> ${target}), which its masks would miss`,
+      );
+    }
+  }
+}
+
+/** Entries of a directory; the scan's prefix is followed if it is a symlink, nothing below it is. */
+function directoryEntries(path: string, followLink: boolean): Dirent<Buffer>[] {
   try {
-    if (!lstatSync(fsPathArg(path)).isDirectory()) return [];
-    return readdirSync(fsPathArg(path), { encoding: 'buffer' }).map((name) => decodePathBytes(name));
+    const info = followLink ? statSync(fsPathArg(path)) : lstatSync(fsPathArg(path));
+    if (!info.isDirectory()) return [];
+    return readdirSync(fsPathArg(path), { encoding: 'buffer', withFileTypes: true });
   } catch {
     return [];
+  }
+}
+
+function realPathOrNull(path: string): string | null {
+  try {
+    return decodePathBytes(realpathSync.native(fsPathArg(path), 'buffer'));
+  } catch {
+    return null;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(fsPathArg(path)).isDirectory();
+  } catch {
+    return false;
   }
 }
 

@@ -1,3 +1,5 @@
+import { type GlobAlternative, type GlobPiece, parseDenyGlob } from '@fs-sandbox/policy';
+
 /**
  * Regexes that match a path under every spelling APFS treats as the same name. APFS volumes are
  * case-insensitive by default and normalisation-insensitive (NFC and NFD name the same file), and
@@ -62,41 +64,36 @@ export function subtreePathRegex(path: string): string {
 }
 
 /**
- * Translates an absolute deny glob into a regex over the same spellings: `**` crosses directories
- * (`**` followed by `/` may match nothing) and `*` stays inside one name. `?` and `[...]` classes
- * widen to "one or more characters of one name": the kernel regex engine may count bytes, and a
- * deny must never miss a name because one of its characters takes several bytes in UTF-8. A match
- * denies the path and everything beneath it.
+ * Translates an absolute deny glob into a regex over the same spellings. It is parsed, and refused
+ * when it cannot be enforced, exactly as on every other platform; each brace alternative becomes
+ * one branch. `**` crosses directories (`**` followed by `/` may match nothing) and `*` stays inside
+ * one name. `?` and `[...]` classes widen to "one or more characters of one name": the kernel regex
+ * engine may count bytes, and a deny must never miss a name because one of its characters takes
+ * several bytes in UTF-8. A match denies the path and everything beneath it.
  */
 export function globRegex(glob: string): string {
-  let pattern = '';
-  let literal = '';
-  const flush = () => {
-    pattern += literalPattern(literal);
-    literal = '';
-  };
-  let i = 0;
-  while (i < glob.length) {
-    const char = glob[i] as string;
-    const classEnd = char === '[' ? glob.indexOf(']', i + 2) : -1;
-    if (char === '*' && glob[i + 1] === '*') {
-      flush();
-      const crossesSlash = glob[i + 2] === '/';
-      pattern += crossesSlash ? '(.*/)?' : '.*';
-      i += crossesSlash ? 3 : 2;
-    } else if (char === '*') {
-      flush();
-      pattern += '[^/]*';
-      i += 1;
-    } else if (char === '?' || classEnd !== -1) {
-      flush();
-      pattern += '[^/]+';
-      i = classEnd !== -1 ? classEnd + 1 : i + 1;
-    } else {
-      literal += char;
-      i += 1;
-    }
+  const branches = parseDenyGlob(glob, 'macos').alternatives.map(alternativeRegex);
+  return `^${branches.length === 1 ? branches[0] : `(${branches.join('|')})`}(/.*)?$`;
+}
+
+function alternativeRegex(alternative: GlobAlternative): string {
+  let pattern = literalPattern(alternative.root);
+  alternative.segments.forEach((segment, i) => {
+    const last = i === alternative.segments.length - 1;
+    if (segment.kind === 'globstar') pattern += last ? '.*' : '(.*/)?';
+    else pattern += segment.pieces.map(pieceRegex).join('') + (last ? '' : '/');
+  });
+  return pattern;
+}
+
+function pieceRegex(piece: GlobPiece): string {
+  switch (piece.kind) {
+    case 'literal':
+      return literalPattern(piece.text);
+    case 'star':
+      return '[^/]*';
+    case 'one':
+    case 'class':
+      return '[^/]+';
   }
-  flush();
-  return `^${pattern}(/.*)?$`;
 }

@@ -1,4 +1,4 @@
-import { joinPath, parentPath, type SandboxPlan } from '@fs-sandbox/policy';
+import { globLiteralPrefix, joinPath, parentPath, parseDenyGlob, type SandboxPlan } from '@fs-sandbox/policy';
 import type { HelperRuntime } from '../backend.js';
 import { apfsPathIsInside, sameApfsPath } from './apfs-names.js';
 import { MACOS_ALIAS_LINKS, resolveMacosTopLevelAlias } from './macos-path-aliases.js';
@@ -227,12 +227,12 @@ function boundaryDirectories(root: string, keptOut: string[]): string[] {
   return [root, ...[...between].sort()];
 }
 
-/** A glob can match inside `root` when its fixed leading directory and the root overlap. */
+/** A glob can match inside `root` when the fixed leading directory of one of its alternatives and the root overlap. */
 function globMayReach(glob: string, root: string): boolean {
-  const wildcard = glob.search(/[*?[]/);
-  const fixed = wildcard === -1 ? glob : glob.slice(0, glob.lastIndexOf('/', wildcard));
-  const base = fixed === '' ? '/' : fixed;
-  return apfsPathIsInside(base, root) || apfsPathIsInside(root, base);
+  return parseDenyGlob(glob, 'macos').alternatives.some((alternative) => {
+    const { prefix } = globLiteralPrefix(alternative);
+    return apfsPathIsInside(prefix, root) || apfsPathIsInside(root, prefix);
+  });
 }
 
 function rule(head: string, filters: string[]): string {

@@ -1,4 +1,4 @@
-import { FsError, type SandboxPlan, type WindowsSandboxLevel } from '@fs-sandbox/policy';
+import { FsError, parseDenyGlob, type SandboxPlan, type WindowsSandboxLevel } from '@fs-sandbox/policy';
 import type { RestrictedTokenLevel } from './windows-launch-protocol.js';
 
 /**
@@ -25,8 +25,12 @@ export function unsupportedLevelRefusal(level: Exclude<WindowsSandboxLevel, Rest
   return 'windowsSandboxLevel is `disabled`, but the policy restricts file access; Windows has no sandbox at this level and a restricted policy is never run unsandboxed';
 }
 
-/** Throws `sandbox_unavailable` with the refusal reason. */
+/**
+ * Throws `sandbox_unavailable` with the refusal reason. An unenforceable deny glob is refused
+ * first, with the same `invalid_params` every platform gives it.
+ */
 export function assertWindowsLevelAccepts(plan: SandboxPlan, level: WindowsSandboxLevel): void {
+  for (const glob of plan.denyGlobs) parseDenyGlob(glob, 'windows');
   const refusal = windowsLevelRefusal(plan, level);
   if (refusal !== null) throw new FsError('sandbox_unavailable', refusal);
 }

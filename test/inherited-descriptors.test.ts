@@ -1,0 +1,146 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { lchown, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ServeProcess, type WireReply } from './fixtures/conformance/serve-process.js';
+import { until, waitingHelpers } from './pool-support.js';
+import { ensureBuilt, REPO } from './support/build.js';
+import {
+  type CliUser,
+  callMethod,
+  cliCommand,
+  NOBODY_UID,
+  USERS,
+  withInheritedDescriptors,
+} from './support/cli.js';
+import {
+  cliEnv,
+  createFixture,
+  type Fixture,
+  removeFixture,
+  uri,
+  workspaceContext,
+} from './support/fixture.js';
+import { diffTrees, snapshotTree, type TreeSnapshot } from './support/tree-snapshot.js';
+
+/**
+ * Descriptors that the broker's own parent left open without close-on-exec must not reach the
+ * helper: the sandbox's mounts do not apply to them. The CLI is started by a shell holding fd 200
+ * on a file inside a denied directory and fd 201 on a directory outside every root, through the
+ * one-shot `fs-sandbox call` (pre-check on and off) and through `fs-sandbox serve --no-precheck`
+ * (a cold helper, then a warm one from the pool), as root and as nobody. Reading fd 200 or writing below fd 201,
+ * named directly or through a planted `r -> /` link inside the workspace, must fail, the denied
+ * content never appear, and the host tree stay unchanged.
+ */
+
+beforeAll(() => {
+  ensureBuilt();
+});
+
+const DENIED_CONTENT = 'denied directory content';
+const MODES = [
+  ['pre-check on', true],
+  ['pre-check off (kernel only)', false],
+] as const;
+
+describe.each(USERS)('as %s', (user: CliUser) => {
+  let fixture: Fixture;
+  let before: TreeSnapshot;
+  let descriptors: Record<number, string>;
+
+  beforeEach(async () => {
+    fixture = await createFixture(user);
+    const planted = join(fixture.ws, 'r');
+    await symlink('/', planted);
+    if (user === 'nobody') await lchown(planted, NOBODY_UID, NOBODY_UID);
+    descriptors = { 200: join(fixture.ws, 'denied-dir', 'secret2.txt'), 201: fixture.outside };
+    before = await snapshotTree(fixture.base);
+  });
+
+  afterEach(async () => {
+    await removeFixture(fixture);
+  });
+
+  /** Every way the report used the descriptors, spelled directly and through the planted link. */
+  function attacks(): Array<[method: string, params: Record<string, unknown>]> {
+    const viaLink = join(fixture.ws, 'r');
+    return [
+      ['fs/readFile', { path: 'file:///proc/self/fd/200' }],
+      ['fs/readFile', { path: uri(join(viaLink, 'proc/self/fd/200')) }],
+      ['fs/writeFile', { path: 'file:///proc/self/fd/201/pwned', dataBase64: 'cHdu' }],
+      ['fs/writeFile', { path: uri(join(viaLink, 'proc/self/fd/201/pwned')), dataBase64: 'cHdu' }],
+      ['fs/createDirectory', { path: uri(join(viaLink, 'proc/self/fd/201/made')), recursive: false }],
+    ];
+  }
+
+  async function expectUntouched(label: string): Promise<void> {
+    expect(diffTrees(before, await snapshotTree(fixture.base)), label).toEqual([]);
+  }
+
+  it('hands the descriptors to what the shell starts (the attack is real)', () => {
+    const command = withInheritedDescriptors({ file: 'cat', args: ['/proc/self/fd/200'] }, descriptors);
+    expect(execFileSync(command.file, command.args, { encoding: 'utf8' })).toContain(DENIED_CONTENT);
+  });
+
+  describe.each(MODES)('fs-sandbox call, %s', (_mode, precheck) => {
+    it('the helper sees no inherited descriptor', async () => {
+      const sandbox = workspaceContext(fixture);
+      const options = { user, env: cliEnv(fixture), precheck, descriptors };
+      const hello = await callMethod(
+        'fs/readFile',
+        { path: uri(join(fixture.ws, 'hello.txt')), sandbox },
+        options,
+      );
+      expect(hello.code, hello.run.stderr).toBe(0);
+      for (const [method, params] of attacks()) {
+        const label = `${method} ${JSON.stringify(params)}`;
+        const outcome = await callMethod(method, { ...params, sandbox }, options);
+        expect(outcome.code, label).toBe(1);
+        expect(['internal_error', 'helper_failed'], label).not.toContain(outcome.error?.data.errorKind);
+        expect(outcome.run.stdout + outcome.run.stderr, label).not.toContain(DENIED_CONTENT);
+        expect(outcome.run.stdout, label).not.toContain(
+          Buffer.from(DENIED_CONTENT).toString('base64').slice(0, 16),
+        );
+        await expectUntouched(label);
+      }
+    });
+  });
+
+  it('fs-sandbox serve: neither a cold nor a warm helper sees an inherited descriptor', async () => {
+    const command = withInheritedDescriptors(
+      cliCommand(user, ['serve', '--listen', 'stdio', '--no-precheck']),
+      descriptors,
+    );
+    const served = new ServeProcess(
+      spawn(command.file, command.args, { cwd: REPO, env: cliEnv(fixture), stdio: ['pipe', 'pipe', 'pipe'] }),
+    );
+    try {
+      await served.handshake();
+      const sandbox = workspaceContext(fixture);
+      const check = async (reply: WireReply, label: string) => {
+        expect(reply.error, label).toBeDefined();
+        expect(['internal_error', 'helper_failed'], label).not.toContain(reply.error?.data.errorKind);
+        expect(JSON.stringify(reply), label).not.toContain(
+          Buffer.from(DENIED_CONTENT).toString('base64').slice(0, 16),
+        );
+        await expectUntouched(label);
+      };
+      for (const round of ['cold', 'warm']) {
+        for (const [method, params] of attacks()) {
+          // Each request takes the spare its shape keeps warm; wait for it so none runs cold.
+          if (round === 'warm') await until(() => waitingHelpers(fixture.base).length > 0, 'a warm spare');
+          const label = `${round} ${method} ${JSON.stringify(params)}`;
+          await check(await served.request(method, { ...params, sandbox }), label);
+        }
+      }
+      const hello = await served.request('fs/readFile', {
+        path: uri(join(fixture.ws, 'hello.txt')),
+        sandbox,
+      });
+      expect(hello.result, served.stderr).toBeDefined();
+      expect(served.stderr).not.toContain(DENIED_CONTENT);
+    } finally {
+      await served.stop();
+    }
+  });
+});
