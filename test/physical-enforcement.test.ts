@@ -203,6 +203,62 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
     });
 
+    it('a git pointer stays protected through a symlink in its spelling, and when its target is missing', async () => {
+      await rm(join(fixture.ws, '.git'), { recursive: true });
+      await mkdir(join(fixture.ws, 'store', 'wt'), { recursive: true });
+      await writeFile(join(fixture.ws, 'store', 'wt', 'config'), '[core]\n');
+      await symlink('store', join(fixture.ws, 'link'));
+      await writeFile(join(fixture.ws, '.git'), 'gitdir: link/wt\n');
+      await chownForUser(
+        join(fixture.ws, 'store'),
+        join(fixture.ws, 'store', 'wt'),
+        join(fixture.ws, 'store', 'wt', 'config'),
+        join(fixture.ws, 'link'),
+        join(fixture.ws, '.git'),
+      );
+      let before = await snapshotTree(fixture.base);
+      // Re-pointing the link would swap the repository for one the agent wrote.
+      await expectRefused('fs/remove', { path: uri(join(fixture.ws, 'link')) });
+      await expectRefused('fs/writeFile', { path: uri(join(fixture.ws, 'link')), dataBase64: 'cHdu' });
+      await expectRefused('fs/writeFile', {
+        path: uri(join(fixture.ws, 'link', 'wt', 'config')),
+        dataBase64: 'cHdu',
+      });
+      await expectRefused('fs/remove', { path: uri(join(fixture.ws, 'store')), recursive: true });
+      expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+
+      // A stale pointer (the worktree's git directory is gone): creating it creates the repository.
+      await writeFile(join(fixture.ws, '.git'), 'gitdir: gone/.git\n');
+      await plantTemplates();
+      before = await snapshotTree(fixture.base);
+      await expectRefused('fs/createDirectory', {
+        path: uri(join(fixture.ws, 'gone', '.git', 'hooks')),
+        recursive: true,
+      });
+      expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+      // With `gone` there (an ordinary directory anyone may make), its `.git` still may not be.
+      await mkdir(join(fixture.ws, 'gone'));
+      await chownForUser(join(fixture.ws, 'gone'));
+      before = await snapshotTree(fixture.base);
+      await expectRefused('fs/copy', {
+        sourcePath: uri(join(fixture.ro, 'tmpl')),
+        destinationPath: uri(join(fixture.ws, 'gone', '.git')),
+        recursive: true,
+      });
+      expect(existsSync(join(fixture.ws, 'gone', '.git'))).toBe(false);
+      expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+    });
+
+    it('refuses a hard link to a file inside a denied directory', async () => {
+      linkSync(join(fixture.ws, 'denied-dir', 'secret2.txt'), join(fixture.ws, 'sub', 'hl'));
+      const outcome = await call('fs/readFile', { path: uri(join(fixture.ws, 'sub', 'hl')) });
+      expect(outcome.code).toBe(1);
+      expect(outcome.error?.data.errorKind).toBe('permission_denied');
+      expect(outcome.run.stdout + outcome.run.stderr).not.toContain(
+        Buffer.from('denied directory content\n').toString('base64'),
+      );
+    });
+
     it("the broker's own installation is read-only when a writable root holds it", async () => {
       const repo = resolve(REPO);
       const sandbox = contextOf([{ path: { type: 'path', path: uri(repo) }, access: 'write' }], repo);
@@ -219,6 +275,15 @@ describe.each(USERS)('as %s', (user: CliUser) => {
         );
         expect(message).toContain('own installation');
         expect(readFileSync(file).equals(bytes)).toBe(true);
+      }
+      // Where node looks for modules the broker loads (ws's optional bufferutil), and the shims' folder.
+      for (const folder of [
+        join(repo, 'node_modules', '.pnpm', 'ws@8.23.0', 'node_modules', 'bufferutil'),
+        join(repo, 'node_modules', '.pnpm', 'node_modules', 'bufferutil'),
+        join(repo, 'node_modules', 'bufferutil'),
+      ]) {
+        await expectRefused('fs/createDirectory', { path: uri(folder) }, sandbox, ['protected_path']);
+        expect(existsSync(folder)).toBe(false);
       }
       const planted = join(dist, 'pwned.js');
       await expectRefused(

@@ -51,6 +51,11 @@ export const LIMITS = {
    */
   treeMaxEntries: 1_000_000,
   /**
+   * Entries the broker looks at, per request, below denied paths to learn the identities of files
+   * that have other names (hard links): those names are refused by identity.
+   */
+  deniedIdentityScanEntries: 10_000,
+  /**
    * Bytes one fs/copy may write (allocated size: a sparse file counts its data, not its holes). A
    * larger copy is refused before it starts.
    */

@@ -1,11 +1,12 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
  * The broker's own installation: its package, the helper's and the policy's, every package they
- * load at run time, and the `node_modules/.bin` folders whose shims start the CLI. When an agent's
+ * load at run time, and every `node_modules` folder node searches for them (where the `.bin` shims
+ * that start the CLI live too). When an agent's
  * workspace holds fs-sandbox (its project depends on it), all of this lies inside a writable root,
  * and a sandboxed write there would be code the next `fs-sandbox` run executes unsandboxed, with
  * the broker's user and environment. So these paths are re-bound read-only inside every sandbox
@@ -36,7 +37,7 @@ export function ownCodePaths(helperBundle: string, nodePath: string): string[] {
   }
   for (const root of roots) {
     paths.add(root);
-    for (const bin of binFoldersAbove(root)) paths.add(bin);
+    for (const folder of moduleFoldersAbove(root)) paths.add(folder);
   }
   return [...paths].sort();
 }
@@ -81,11 +82,18 @@ function resolvedRoot(require: NodeJS.Require, name: string): string | null {
   }
 }
 
-function binFoldersAbove(root: string): string[] {
+/**
+ * Where node looks for a package required from inside `root`: every ancestor folder named
+ * `node_modules` and every `node_modules` beside an ancestor (pnpm's `.pnpm/node_modules`, the
+ * project's own). A module planted in any of them (ws loads an optional `bufferutil` from there)
+ * would run in the broker; the `.bin` shims that start the CLI live there too.
+ */
+function moduleFoldersAbove(root: string): string[] {
   const found: string[] = [];
-  for (let current = root; ; current = dirname(current)) {
-    const bin = join(current, 'node_modules', '.bin');
-    if (existsSync(bin)) found.push(realpathSync(bin));
+  for (let current = dirname(root); ; current = dirname(current)) {
+    if (basename(current) === 'node_modules') found.push(current);
+    const beside = join(current, 'node_modules');
+    if (existsSync(beside)) found.push(realpathSync(beside));
     if (dirname(current) === current) return found;
   }
 }

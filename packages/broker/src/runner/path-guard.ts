@@ -1,4 +1,12 @@
-import { closeSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import {
+  type BigIntStats,
+  closeSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  realpathSync,
+} from 'node:fs';
 import {
   decodePathBytes,
   fsPathArg,
@@ -8,6 +16,7 @@ import {
   type HostOs,
   isAbsoluteNative,
   joinPath,
+  LIMITS,
   type PathGuard,
   parentPath,
   relativeSegments,
@@ -33,6 +42,12 @@ export interface HostProtections {
   plan: SandboxPlan;
   /** The added paths (each as its writable root spells it) and why. */
   extra: ReadonlyMap<string, Protection>;
+  /**
+   * Paths the guard protects that nothing can be mounted on: a missing git directory a pointer
+   * names (creating it would create the repository), and the symlinks on the way to one (re-pointing
+   * one would swap the repository for another).
+   */
+  unmounted: ReadonlyMap<string, Protection>;
 }
 
 // A `.git` file or `commondir` holds one short line; anything longer is not a pointer git wrote.
@@ -57,26 +72,30 @@ export function protectHostPaths(plan: SandboxPlan, ownCode: readonly string[], 
     if (spelled !== null)
       extra.set(spelled, { reason: 'own_code', rule: "part of fs-sandbox's own installation" });
   }
+  const unmounted = new Map<string, Protection>();
   for (const root of plan.writableRoots) {
     if (!root.protectedNames.includes('.git')) continue;
-    for (const target of gitPointerTargets(joinPath(os, root.root, '.git'), os)) {
-      const spelled = inRoot(target);
-      if (spelled !== null && !extra.has(spelled)) {
-        extra.set(spelled, {
-          reason: 'protected',
-          rule: `git directory named by ${joinPath(os, root.root, '.git')} (protected like .git itself)`,
-        });
+    const dotGit = joinPath(os, root.root, '.git');
+    const protection: Protection = {
+      reason: 'protected',
+      rule: `git directory named by ${dotGit} (protected like .git itself)`,
+    };
+    for (const target of gitPointerTargets(dotGit, os)) {
+      const mounted = target.real === null ? null : inRoot(target.real);
+      if (mounted !== null && !extra.has(mounted)) extra.set(mounted, protection);
+      for (const path of [target.spelled, ...target.links]) {
+        if (path !== mounted) unmounted.set(path, protection);
       }
     }
   }
-  if (extra.size === 0) return { plan, extra };
+  if (extra.size === 0) return { plan, extra, unmounted };
   const writableRoots = plan.writableRoots.map((root) => {
     const added = [...extra.keys()].filter((path) => owningRoot(plan, path, os) === root.root);
     return added.length === 0
       ? root
       : { ...root, readOnlySubpaths: [...new Set([...root.readOnlySubpaths, ...added])].sort() };
   });
-  return { plan: { ...plan, writableRoots }, extra };
+  return { plan: { ...plan, writableRoots }, extra, unmounted };
 }
 
 function owningRoot(plan: SandboxPlan, path: string, os: HostOs): string | null {
@@ -88,34 +107,64 @@ function owningRoot(plan: SandboxPlan, path: string, os: HostOs): string | null 
   return best;
 }
 
+/** A directory a git pointer names: as spelled, where it really is (null: missing), and the links on the way. */
+interface PointerTarget {
+  spelled: string;
+  real: string | null;
+  /** Each symlink resolving `spelled` crosses, under both of its names (as spelled, physically). */
+  links: string[];
+}
+
 /**
  * A `.git` that is a file (`gitdir: <path>`, as worktrees and submodules write it) makes the
  * directory it names the repository: its `config` and `hooks` steer git exactly like `.git/`'s.
- * That directory is protected, and so is the `commondir` a linked worktree's git directory names.
- * Returns their real paths (existing directories only: a missing one has nothing to bind).
+ * That directory is protected, and so is the `commondir` a linked worktree's git directory names,
+ * whether they exist or not (creating a missing one creates the repository) and along every
+ * symlink of their spelling (re-pointing one swaps the repository for another).
  */
-function gitPointerTargets(dotGit: string, os: HostOs): string[] {
+function gitPointerTargets(dotGit: string, os: HostOs): PointerTarget[] {
   const gitdir = pointerTarget(dotGit, 'gitdir:', parentPath(os, dotGit) ?? dotGit, os);
   if (gitdir === null) return [];
-  const commondir = pointerTarget(joinPath(os, gitdir, 'commondir'), '', gitdir, os);
+  const commondir =
+    gitdir.real === null
+      ? null
+      : pointerTarget(joinPath(os, gitdir.real, 'commondir'), '', gitdir.spelled, os);
   return commondir === null ? [gitdir] : [gitdir, commondir];
 }
 
-/** The real directory a pointer file names (`prefix` then a path, relative to `base`), or null. */
-function pointerTarget(file: string, prefix: string, base: string, os: HostOs): string | null {
+/** What a pointer file names (`prefix` then a path, relative to `base`), or null when it names nothing. */
+function pointerTarget(file: string, prefix: string, base: string, os: HostOs): PointerTarget | null {
   const text = readSmallRegularFile(file);
   if (text === null) return null;
   const line = text.split('\n')[0]?.trim() ?? '';
   if (!line.startsWith(prefix)) return null;
   const named = line.slice(prefix.length).trim();
   if (named === '') return null;
-  const path = isAbsoluteNative(os, named) ? joinPath(os, named) : joinPath(os, base, named);
+  const spelled = isAbsoluteNative(os, named) ? joinPath(os, named) : joinPath(os, base, named);
+  let real: string | null = null;
   try {
-    const real = decodePathBytes(realpathSync.native(fsPathArg(path), { encoding: 'buffer' }));
-    return lstatSync(fsPathArg(real)).isDirectory() ? real : null;
+    const resolved = decodePathBytes(realpathSync.native(fsPathArg(spelled), { encoding: 'buffer' }));
+    if (lstatSync(fsPathArg(resolved)).isDirectory()) real = resolved;
   } catch {
-    return null;
+    // Missing: still protected by its spelling.
   }
+  return { spelled, real, links: symlinksOnTheWay(spelled, os) };
+}
+
+function symlinksOnTheWay(path: string, os: HostOs): string[] {
+  const links: string[] = [];
+  for (let current: string | null = path; current !== null; current = parentPath(os, current)) {
+    try {
+      if (!lstatSync(fsPathArg(current)).isSymbolicLink()) continue;
+    } catch {
+      continue;
+    }
+    links.push(current);
+    const parent = parentPath(os, current);
+    const name = splitNativePath(os, current)?.segments.at(-1);
+    if (parent !== null && name !== undefined) links.push(joinPath(os, realOrSelf(parent, os), name));
+  }
+  return [...new Set(links)];
 }
 
 function readSmallRegularFile(path: string): string | null {
@@ -160,9 +209,10 @@ export function realOrSelf(path: string, os: HostOs): string {
  */
 export function buildPathGuard(
   plan: SandboxPlan,
-  extra: ReadonlyMap<string, Protection>,
+  host: Pick<HostProtections, 'extra' | 'unmounted'>,
   denyGlobMatches: readonly string[],
 ): PathGuard {
+  const { extra } = host;
   const os = plan.os;
   const entries: GuardEntry[] = [];
   const add = (path: string, reason: GuardReason, rule: string): void => {
@@ -179,23 +229,44 @@ export function buildPathGuard(
       add(path, protection?.reason ?? 'read_only', protection?.rule ?? `read-only entry ${path}`);
     }
   }
+  for (const [path, protection] of host.unmounted) add(path, protection.reason, protection.rule);
   const denied = [...plan.deniedPaths, ...(plan.unshownDeniedPaths ?? [])];
   for (const path of denied) add(path, 'denied', `denied path ${path}`);
-  const deniedIdentities = new Set<string>();
-  for (const path of [...denied, ...denyGlobMatches]) {
-    try {
-      const stats = lstatSync(fsPathArg(path), { bigint: true });
-      if (stats.isFile()) deniedIdentities.add(`${stats.dev}:${stats.ino}`);
-    } catch {
-      // Missing: no other name of it can exist.
-    }
-  }
   return {
     entries,
     denyGlobs: plan.denyGlobs.map((pattern) => {
       const regex = globToRegExp(pattern, os);
       return { pattern, source: regex.source, flags: regex.flags };
     }),
-    deniedIdentities: [...deniedIdentities].sort(),
+    deniedIdentities: deniedFileIdentities([...denied, ...denyGlobMatches], os),
   };
+}
+
+/**
+ * `dev:ino` of every file with another name (a hard link) at or below the denied paths: only such a
+ * file can be reached from outside the mask. The walk is bounded (LIMITS.deniedIdentityScanEntries);
+ * past the bound the rest is not collected (README, known limits).
+ */
+function deniedFileIdentities(paths: readonly string[], os: HostOs): string[] {
+  const identities = new Set<string>();
+  const pending = [...paths];
+  for (let seen = 0; pending.length > 0 && seen < LIMITS.deniedIdentityScanEntries; seen++) {
+    const path = pending.pop() as string;
+    let stats: BigIntStats;
+    try {
+      stats = lstatSync(fsPathArg(path), { bigint: true });
+    } catch {
+      continue;
+    }
+    if (stats.isFile() && stats.nlink > 1n) identities.add(`${stats.dev}:${stats.ino}`);
+    if (!stats.isDirectory()) continue;
+    try {
+      for (const name of readdirSync(fsPathArg(path), { encoding: 'buffer' })) {
+        pending.push(joinPath(os, path, decodePathBytes(name)));
+      }
+    } catch {
+      // Unreadable: nothing below it can be listed by the broker either.
+    }
+  }
+  return [...identities].sort();
 }

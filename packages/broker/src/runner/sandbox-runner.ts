@@ -69,7 +69,7 @@ export class SandboxRunner {
     return {
       plan: host.plan,
       launch,
-      guard: buildPathGuard(host.plan, host.extra, launch.denyGlobMatches ?? []),
+      guard: buildPathGuard(host.plan, host, launch.denyGlobMatches ?? []),
     };
   }
 

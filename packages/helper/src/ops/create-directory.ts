@@ -31,6 +31,13 @@ export async function createDirectoryAt(
   const { existing, missing } = await deepestExistingDirectory(path, os);
   let anchor = existing;
   try {
+    // Every directory to be made is checked before the first is: a refusal leaves nothing behind.
+    if (guard !== null) {
+      for (const index of missing.keys()) {
+        const physical = joinPath(os, existing.physical, ...missing.slice(0, index + 1));
+        assertWritable(guard, physical, ancestorAbove(os, path, missing.length - 1 - index), os);
+      }
+    }
     for (const [index, name] of missing.entries()) {
       const shown = ancestorAbove(os, path, missing.length - 1 - index);
       if (guard !== null) assertWritable(guard, joinPath(os, anchor.physical, name), shown, os);
