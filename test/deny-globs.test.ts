@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
-import { type CliUser, callMethod, NOBODY_UID, USERS } from './support/cli.js';
+import { type CliUser, callMethod, NOBODY_UID, PRECHECK_MODES, USERS } from './support/cli.js';
 import {
   cliEnv,
   createFixture,
@@ -34,11 +34,6 @@ beforeAll(() => {
   ensureBuilt();
 });
 
-const MODES = [
-  ['pre-check on', true],
-  ['pre-check off (kernel only)', false],
-] as const;
-
 const PEM = 'PEM-SECRET-CONTENT';
 const KEY = 'KEY-SECRET-CONTENT';
 const ENV = 'ENV-SECRET-CONTENT';
@@ -58,7 +53,7 @@ function write(path: string, content: string): void {
 }
 
 describe.each(USERS)('as %s', (user: CliUser) => {
-  describe.each(MODES)('%s', (_mode, precheck) => {
+  describe.each(PRECHECK_MODES)('%s', (_mode, precheck) => {
     let fixture: Fixture;
     let proj: string;
     let before: TreeSnapshot;

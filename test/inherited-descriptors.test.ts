@@ -10,6 +10,7 @@ import {
   callMethod,
   cliCommand,
   NOBODY_UID,
+  PRECHECK_MODES,
   USERS,
   withInheritedDescriptors,
 } from './support/cli.js';
@@ -38,10 +39,6 @@ beforeAll(() => {
 });
 
 const DENIED_CONTENT = 'denied directory content';
-const MODES = [
-  ['pre-check on', true],
-  ['pre-check off (kernel only)', false],
-] as const;
 
 describe.each(USERS)('as %s', (user: CliUser) => {
   let fixture: Fixture;
@@ -82,7 +79,7 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     expect(execFileSync(command.file, command.args, { encoding: 'utf8' })).toContain(DENIED_CONTENT);
   });
 
-  describe.each(MODES)('fs-sandbox call, %s', (_mode, precheck) => {
+  describe.each(PRECHECK_MODES)('fs-sandbox call, %s', (_mode, precheck) => {
     it('the helper sees no inherited descriptor', async () => {
       const sandbox = workspaceContext(fixture);
       const options = { user, env: cliEnv(fixture), precheck, descriptors };

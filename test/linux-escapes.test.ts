@@ -2,7 +2,7 @@ import { chown, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
-import { type CliUser, callMethod, NOBODY_UID, USERS } from './support/cli.js';
+import { type CliUser, callMethod, NOBODY_UID, PRECHECK_MODES, USERS } from './support/cli.js';
 import {
   cliEnv,
   createFixture,
@@ -24,13 +24,8 @@ beforeAll(() => {
   ensureBuilt();
 });
 
-const MODES = [
-  ['pre-check on', true],
-  ['pre-check off (kernel only)', false],
-] as const;
-
 describe.each(USERS)('as %s', (user: CliUser) => {
-  describe.each(MODES)('%s', (_mode, precheck) => {
+  describe.each(PRECHECK_MODES)('%s', (_mode, precheck) => {
     let fixture: Fixture;
     let before: TreeSnapshot;
 

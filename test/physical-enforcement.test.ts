@@ -4,7 +4,7 @@ import { lchown, mkdir, open, readdir, rm, symlink, truncate, writeFile } from '
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLI_BIN, ensureBuilt, REPO } from './support/build.js';
-import { type CliUser, callMethod, NOBODY_UID, runCli, USERS } from './support/cli.js';
+import { type CliUser, callMethod, NOBODY_UID, PRECHECK_MODES, runCli, USERS } from './support/cli.js';
 import { startDirLinkToggler } from './support/dir-link-toggler.js';
 import {
   cliEnv,
@@ -26,11 +26,6 @@ import { diffTrees, snapshotTree } from './support/tree-snapshot.js';
 beforeAll(() => {
   ensureBuilt();
 });
-
-const MODES = [
-  ['pre-check on', true],
-  ['pre-check off', false],
-] as const;
 
 const REFUSED = ['protected_path', 'permission_denied'];
 
@@ -64,7 +59,7 @@ async function chownFor(user: CliUser, ...paths: string[]): Promise<void> {
 describe.each(USERS)('as %s', (user: CliUser) => {
   const chownForUser = (...paths: string[]) => chownFor(user, ...paths);
 
-  describe.each(MODES)('%s', (_mode, precheck) => {
+  describe.each(PRECHECK_MODES)('%s', (_mode, precheck) => {
     let fixture: Fixture;
 
     beforeEach(async () => {

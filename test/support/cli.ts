@@ -6,6 +6,12 @@ export type CliUser = 'root' | 'nobody';
 export const NOBODY_UID = 65534;
 export const USERS: readonly CliUser[] = ['root', 'nobody'];
 
+/** The attack suites run twice: with the broker's pre-check, and without it (only the kernel and the helper's own checks). */
+export const PRECHECK_MODES = [
+  ['pre-check on', true],
+  ['pre-check off (kernel only)', false],
+] as const;
+
 export interface CliRun {
   code: number | null;
   signal: NodeJS.Signals | null;
