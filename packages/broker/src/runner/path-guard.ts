@@ -183,20 +183,21 @@ function readSmallRegularFile(path: string): string | null {
   }
 }
 
-/** The path with its longest existing prefix resolved physically (what the kernel would walk to). */
+/**
+ * The path with its longest existing prefix resolved physically (what the kernel would walk to).
+ * On Windows this also turns 8.3 short names into the long ones the helper's realpath reports.
+ */
 export function realOrSelf(path: string, os: HostOs): string {
-  // Windows paths are compared by the policy's own case and alias rules, not resolved here.
-  if (os === 'windows') return path;
   const missing: string[] = [];
   for (let current: string | null = path; current !== null; ) {
     try {
       const real = decodePathBytes(realpathSync.native(fsPathArg(current), { encoding: 'buffer' }));
-      return missing.length === 0 ? real : joinPath('linux', real, ...missing.reverse());
+      return missing.length === 0 ? real : joinPath(os, real, ...missing.reverse());
     } catch {
-      const name = splitNativePath('linux', current)?.segments.at(-1);
+      const name = splitNativePath(os, current)?.segments.at(-1);
       if (name === undefined) return path;
       missing.push(name);
-      current = parentPath('linux', current);
+      current = parentPath(os, current);
     }
   }
   return path;
