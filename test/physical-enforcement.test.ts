@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, linkSync, lstatSync, readFileSync, statSync } from 'node:fs';
 import { lchown, mkdir, open, readdir, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -405,6 +405,48 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       }
       for (const name of kept) expect(readFileSync(join(keep, name), 'utf8')).toBe(name);
     }, 120_000);
+
+    it('a hard link to a denied file planted while a tree copy runs is never copied', async () => {
+      const source = join(fixture.ws, 'src');
+      for (let d = 0; d < 60; d++) {
+        await mkdir(join(source, `d${d}`), { recursive: true });
+        for (let f = 0; f < 40; f++) await writeFile(join(source, `d${d}`, `f${f}`), 'plain\n');
+      }
+      const destination = join(fixture.ws, 'dst');
+      // As soon as the copy has begun, the host swaps later files for links to the denied file.
+      const planter = spawn(
+        process.execPath,
+        [
+          '-e',
+          `const fs = require('fs'); const end = Date.now() + 30000;
+           while (!fs.existsSync(${JSON.stringify(destination)}) && Date.now() < end);
+           for (let d = 59; d >= 20; d--) { const f = ${JSON.stringify(source)} + '/d' + d + '/f1';
+             try { fs.unlinkSync(f); fs.linkSync(${JSON.stringify(join(fixture.ws, 'denied.txt'))}, f); } catch {} }`,
+        ],
+        { stdio: 'ignore' },
+      );
+      try {
+        const outcome = await callMethod(
+          'fs/copy',
+          {
+            sourcePath: uri(source),
+            destinationPath: uri(destination),
+            recursive: true,
+            sandbox: workspaceContext(fixture),
+          },
+          { user, env: cliEnv(fixture), timeoutMs: 60_000 },
+        );
+        if (outcome.code !== 0) expect(outcome.error?.data.errorKind).toBe('permission_denied');
+      } finally {
+        planter.kill('SIGKILL');
+      }
+      const copied = existsSync(destination)
+        ? execFileSync('sh', ['-c', 'grep -rl "denied file content" "$0" || true', destination], {
+            encoding: 'utf8',
+          }).trim()
+        : '';
+      expect(copied).toBe('');
+    }, 90_000);
 
     it('copies a 4 GiB sparse file without filling its holes, and leaves no temporary file', async () => {
       const sparse = join(fixture.ws, 'sparse.bin');

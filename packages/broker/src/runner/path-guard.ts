@@ -244,26 +244,27 @@ export function buildPathGuard(
 }
 
 /**
- * `dev:ino` of every file with another name (a hard link) at or below the denied paths: only such a
- * file can be reached from outside the mask. The walk is bounded (LIMITS.deniedIdentityScanEntries);
- * past the bound the rest is not collected (README, known limits).
+ * `dev:ino` of the denied files another name could reach: every file a denied path or glob match
+ * names itself (a hard link to it may be made while the request runs), and every file below a
+ * denied directory that already has another name. The walk is bounded
+ * (LIMITS.deniedIdentityScanEntries); past the bound the rest is not collected (README, known limits).
  */
 function deniedFileIdentities(paths: readonly string[], os: HostOs): string[] {
   const identities = new Set<string>();
-  const pending = [...paths];
+  const pending = paths.map((path) => ({ path, named: true }));
   for (let seen = 0; pending.length > 0 && seen < LIMITS.deniedIdentityScanEntries; seen++) {
-    const path = pending.pop() as string;
+    const { path, named } = pending.pop() as { path: string; named: boolean };
     let stats: BigIntStats;
     try {
       stats = lstatSync(fsPathArg(path), { bigint: true });
     } catch {
       continue;
     }
-    if (stats.isFile() && stats.nlink > 1n) identities.add(`${stats.dev}:${stats.ino}`);
+    if (stats.isFile() && (named || stats.nlink > 1n)) identities.add(`${stats.dev}:${stats.ino}`);
     if (!stats.isDirectory()) continue;
     try {
       for (const name of readdirSync(fsPathArg(path), { encoding: 'buffer' })) {
-        pending.push(joinPath(os, path, decodePathBytes(name)));
+        pending.push({ path: joinPath(os, path, decodePathBytes(name)), named: false });
       }
     } catch {
       // Unreadable: nothing below it can be listed by the broker either.
