@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeReply, encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
 import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
+import { isHelperMethod, parseForHelper, resolveSandboxContext } from '@fs-sandbox/policy';
 import { LIMITS, nativeToPathUri, type PathGuard } from '@fs-sandbox/policy/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -66,8 +67,21 @@ function runProgram(input: Buffer | Buffer[], launcher: string[] = []): Promise<
   });
 }
 
-async function request(req: HelperRequest, launcher: string[] = []): Promise<HelperReply> {
-  const run = await runProgram(encodeRequest(req), launcher);
+/** A request with wire params (URIs, base64), sent as the broker sends it: parsed and converted by the policy package. */
+interface WireRequest extends Omit<HelperRequest, 'operation' | 'params'> {
+  operation: string;
+  params: Record<string, unknown>;
+}
+
+function asBrokerSends(req: WireRequest): HelperRequest {
+  if (!isHelperMethod(req.operation)) return req as unknown as HelperRequest;
+  const { params, sandbox } = parseForHelper(req.operation, req.params, 'linux');
+  const sandboxed = resolveSandboxContext(sandbox, 'linux').sandboxed;
+  return { ...req, operation: req.operation, params, ...(sandboxed ? { sandboxed } : {}) } as HelperRequest;
+}
+
+async function request(req: WireRequest, launcher: string[] = []): Promise<HelperReply> {
+  const run = await runProgram(encodeRequest(asBrokerSends(req)), launcher);
   expect(run.stderr).toBe('');
   expect(run.code).toBe(0);
   return decodeReply(run.stdout);
@@ -98,9 +112,7 @@ describe('helper program (node dist/helper.cjs)', () => {
     const bytes = Buffer.from([0x00, 0xff, 0x0a, 0x7b]);
     writeFileSync(join(dir, 'f.bin'), bytes);
     const run = await runProgram(
-      Buffer.from(
-        `${JSON.stringify({ operation: 'fs/readFile', params: { path: uri(join(dir, 'f.bin')), sandbox: null } })}\n`,
-      ),
+      Buffer.from(`${JSON.stringify({ operation: 'fs/readFile', params: { path: join(dir, 'f.bin') } })}\n`),
     );
     expect(run.code).toBe(0);
     expect(run.stderr).toBe('');
@@ -116,7 +128,12 @@ describe('helper program (node dist/helper.cjs)', () => {
   it('accepts a request without a trailing newline (the Codex form)', async () => {
     const dir = fresh('codex-form');
     const run = await runProgram(
-      Buffer.from(JSON.stringify({ operation: 'fs/createDirectory', params: { path: uri(join(dir, 'x')) } })),
+      Buffer.from(
+        JSON.stringify({
+          operation: 'fs/createDirectory',
+          params: { path: join(dir, 'x'), recursive: true },
+        }),
+      ),
     );
     expect(run.code).toBe(0);
     expect(run.stdout.toString()).toBe(
@@ -129,7 +146,7 @@ describe('helper program (node dist/helper.cjs)', () => {
     const dir = fresh('missing');
     const run = await runProgram(
       Buffer.from(
-        `${JSON.stringify({ operation: 'fs/readFile', params: { path: uri(join(dir, 'nope.txt')) } })}\n`,
+        `${JSON.stringify({ operation: 'fs/readFile', params: { path: join(dir, 'nope.txt') } })}\n`,
       ),
     );
     expect(run.code).toBe(0);
@@ -155,23 +172,26 @@ describe('helper program (node dist/helper.cjs)', () => {
     for (let i = 0; i < data.length; i++) data[i] = (i * 31) & 0xff;
     const reply = await request({
       operation: 'fs/writeFile',
-      params: { path: uri(join(dir, 'big.bin')), dataBase64: '', mode: 'create' },
-      binary: { field: 'dataBase64', data },
+      params: { path: uri(join(dir, 'big.bin')), dataBase64: data.toString('base64'), mode: 'create' },
     });
     expect(reply).toEqual({ status: 'ok', payload: { operation: 'fs/writeFile', response: {} } });
     expect(readFileSync(join(dir, 'big.bin')).equals(data)).toBe(true);
   });
 
-  it('refuses bad base64 without touching the disk', async () => {
+  it('refuses content that is not bytes (the broker decodes base64; the program never does) without touching the disk', async () => {
     const dir = fresh('write-bad');
-    const reply = await request({
-      operation: 'fs/writeFile',
-      params: { path: uri(join(dir, 'f')), dataBase64: '%%%not-base64' },
-    });
-    expect(reply.status === 'error' && reply.payload).toEqual({
-      code: -32600,
-      message: 'fs/writeFile requires valid base64 dataBase64: Invalid symbol 37, offset 0.',
-      data: { errorKind: 'invalid_request' },
+    const run = await runProgram(
+      Buffer.from(
+        `${JSON.stringify({ operation: 'fs/writeFile', params: { path: join(dir, 'f'), dataBase64: 'eA==', mode: 'overwrite' } })}\n`,
+      ),
+    );
+    expect(decodeReply(run.stdout)).toEqual({
+      status: 'error',
+      payload: {
+        code: -32602,
+        message: 'invalid type for `dataBase64`: expected bytes (binary framing)',
+        data: { errorKind: 'invalid_params' },
+      },
     });
     expect(readdirSync(dir)).toEqual([]);
   });
@@ -239,9 +259,9 @@ describe('helper program (node dist/helper.cjs)', () => {
     const canonical = await succeed('fs/canonicalize', { path: uri(join(dir, 'alias', 'b')) });
     expect(canonical.payload.response).toEqual({ path: uri(join(dir, 'a', 'b')) });
     const listing = await succeed('fs/readDirectory', { path: uri(join(dir, 'a')) });
-    const entries = (listing.payload.response.entries as { fileName: string }[]).sort((x, y) =>
-      x.fileName.localeCompare(y.fileName),
-    );
+    const entries = (
+      (listing.payload.response as { entries: unknown }).entries as { fileName: string }[]
+    ).sort((x, y) => x.fileName.localeCompare(y.fileName));
     expect(entries).toEqual([
       { fileName: 'b', isDirectory: true, isFile: false },
       { fileName: 'f.txt', isDirectory: false, isFile: true },
@@ -295,7 +315,7 @@ describe('helper program (node dist/helper.cjs)', () => {
     const run = await runProgram(
       encodeRequest({
         operation: 'fs/readRange',
-        params: { path: uri(join(dir, 'digits')), offset: 8, len: 4, identity: { dev, ino } },
+        params: { path: join(dir, 'digits'), offset: 8, len: 4, identity: { dev, ino } },
       }),
     );
     expect(run.code).toBe(0);
@@ -385,7 +405,7 @@ describe('helper program (node dist/helper.cjs)', () => {
   });
 
   it('answers a request it understands but cannot accept with an error reply, not a protocol failure', async () => {
-    const reply = await request({ operation: 'fs/frobnicate', params: {} });
+    const reply = await request({ operation: 'fs/frobnicate', params: {} } as WireRequest);
     expect(reply.status === 'error' && reply.payload.message).toBe(
       'unknown helper operation `fs/frobnicate`',
     );

@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createBroker, type FsBroker, type LaunchSpec } from '@fs-sandbox/broker';
 import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
-import type { PathGuard } from '@fs-sandbox/policy';
+import type { PathGuard, SandboxContextInput } from '@fs-sandbox/policy';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { probeFreshness } from '../packages/broker/src/pool/freshness-probe.js';
 import { HelperProcess } from '../packages/broker/src/runner/helper-process.js';
@@ -53,7 +53,7 @@ function pooledBroker(precheck = true): FsBroker {
 }
 
 /** One call through the pool, then wait until its replacement spare blocks reading stdin. */
-async function warmUp(sandbox: unknown): Promise<void> {
+async function warmUp(sandbox: SandboxContextInput): Promise<void> {
   await broker.call('fs/getMetadata', { path: uri(ws), sandbox });
   await until(() => waitingHelpers(base).length === 1, 'a warm spare');
 }
@@ -90,12 +90,12 @@ function runWithFreshness(
 }
 
 /** A write exactly as the broker would send it, guard included. */
-function writeRequest(path: string, text: string, sandbox: unknown, guard: PathGuard): HelperRequest {
+function writeRequest(path: string, text: string, guard: PathGuard): HelperRequest {
   return {
     operation: 'fs/writeFile',
-    params: { path: uri(path), dataBase64: '', sandbox },
+    params: { path, dataBase64: new Uint8Array(Buffer.from(text)), mode: 'overwrite' },
+    sandboxed: true,
     guard,
-    binary: { field: 'dataBase64', data: new Uint8Array(Buffer.from(text)) },
   };
 }
 
@@ -141,7 +141,7 @@ describe('a warm helper whose writable root was replaced', () => {
     expect(broker.poolStats()).toMatchObject({ staleRetries: 1, hits: 0 });
     // Without the device/inode comparison the old view silently takes the write.
     const reply = await control.helper.run(
-      writeRequest(join(ws, 'stale.txt'), 'misdirected', sandbox, control.guard),
+      writeRequest(join(ws, 'stale.txt'), 'misdirected', control.guard),
       {},
     );
     expect(reply.status).toBe('ok');
@@ -167,7 +167,7 @@ describe('a warm helper whose writable root was replaced', () => {
     const reply = await runWithFreshness(
       control.helper,
       control.launch,
-      writeRequest(join(ws, 'stale.txt'), 'x', sandbox, control.guard),
+      writeRequest(join(ws, 'stale.txt'), 'x', control.guard),
     );
     expect(reply.status).toBe('error');
     expect(reply.status === 'error' && reply.payload.data.errorKind).toBe('permission_denied');
@@ -230,7 +230,7 @@ describe('a warm helper whose mask was replaced on the host', () => {
     const reply = await runWithFreshness(
       control.helper,
       control.launch,
-      writeRequest(join(ws, '.git', 'HEAD'), 'evil', sandbox, rootsOnly),
+      writeRequest(join(ws, '.git', 'HEAD'), 'evil', rootsOnly),
     );
     expect(reply.status).toBe('ok');
     expect(readFileSync(join(ws, '.git', 'HEAD'), 'utf8')).toBe('evil');

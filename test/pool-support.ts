@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { SandboxContextInput } from '@fs-sandbox/policy';
 import { processesMatching } from './support/processes.js';
 
 /**
@@ -65,7 +66,7 @@ export function sandboxContext(options: {
   write?: string[];
   deny?: string[];
   readRoot?: boolean;
-}): Record<string, unknown> {
+}): SandboxContextInput {
   const entries = [
     ...(options.readRoot ? [special('root', 'read')] : []),
     ...(options.read ?? []).map((path) => entry(path, 'read')),
@@ -75,7 +76,7 @@ export function sandboxContext(options: {
   return {
     permissions: { type: 'managed', file_system: { type: 'restricted', entries }, network: 'restricted' },
     windowsSandboxLevel: 'disabled',
-  };
+  } as SandboxContextInput;
 }
 
 export const uri = (path: string): string => `file://${path}`;

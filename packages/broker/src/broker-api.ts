@@ -1,4 +1,11 @@
-import type { FsMethod } from '@fs-sandbox/policy';
+import {
+  type ExposedMethod,
+  type HelperMethod,
+  isExposedMethod,
+  isHelperMethod,
+  type ParamsIn,
+  type ResultOf,
+} from '@fs-sandbox/policy';
 
 export interface CallOptions {
   /** Aborting kills the helper's whole process tree and rejects with a `timeout`/`internal_error` FsError. */
@@ -12,16 +19,28 @@ export interface CallInfo {
   backend: string | null;
 }
 
+/** The filesystem methods a client may call through the broker (the method table's exposed helper methods). */
+export type FsMethod = Extract<HelperMethod, ExposedMethod>;
+
+export function isFsMethod(name: string): name is FsMethod {
+  return isHelperMethod(name) && isExposedMethod(name);
+}
+
 /**
- * The broker as the CLI and the JSON-RPC server see it: one method call in, its result out, or an
- * FsError thrown (policy, helper and sandbox failures all arrive as FsError with a kind).
+ * The broker as the CLI and the JSON-RPC server see it: one method call in, its typed result out,
+ * or an FsError thrown (policy, helper and sandbox failures all arrive as FsError with a kind).
+ * File bytes in results (`fs/readFile`'s `dataBase64`) are Buffers.
  */
 export interface Broker {
-  call(method: FsMethod, params: unknown, options?: CallOptions): Promise<unknown>;
-  callWithInfo(
-    method: FsMethod,
+  call<M extends FsMethod>(method: M, params: ParamsIn<M>, options?: CallOptions): Promise<ResultOf<M>>;
+  /**
+   * `call` for params that arrive untyped (a JSON-RPC request, a CLI argument): they are validated
+   * against the method's schema exactly as `call`'s are. The info says where the request ran.
+   */
+  callWithInfo<M extends FsMethod>(
+    method: M,
     params: unknown,
     options?: CallOptions,
-  ): Promise<{ result: unknown; info: CallInfo }>;
+  ): Promise<{ result: ResultOf<M>; info: CallInfo }>;
   close(): Promise<void>;
 }

@@ -1,17 +1,18 @@
-import { type HelperReply, type HelperRequest, runRequest } from '@fs-sandbox/helper';
+import { type HelperReply, runRequest } from '@fs-sandbox/helper';
 import {
   currentHostOs,
-  decodeStrictBase64,
   FsError,
-  type HelperOperation,
+  type HelperMethod,
   type HostOs,
-  isHelperOperation,
-  parseParams,
+  isHelperMethod,
+  type ParamsIn,
+  type ResultOf,
   type SandboxContext,
 } from '@fs-sandbox/policy';
 import type { SandboxBackend } from './backends/backend.js';
 import { selectBackend } from './backends/select-backend.js';
 import type { Broker, CallInfo, CallOptions } from './broker-api.js';
+import { parseRequest } from './parsed-request.js';
 import type { PoolOptions } from './pool/pool-options.js';
 import { resolvePoolOptions } from './pool/pool-options.js';
 import type { PoolStats } from './pool/pool-stats.js';
@@ -54,18 +55,19 @@ export interface BrokerOptions {
 }
 
 /**
- * The broker as a library. Beyond the Broker interface it accepts the helper-only operations
- * (fs/openForRead, fs/readRange) the server's read handles use, and can show the sandbox it would
- * build for a context. Binary results (readFile's `dataBase64`, readRange's `chunk`) are Buffers:
- * the base64 of a 512 MiB file does not fit in a JavaScript string, so serialisers encode them.
+ * The broker as a library. Beyond the Broker interface it accepts the helper methods the method
+ * table does not expose (fs/openForRead, fs/readRange behind the server's read handles), and can
+ * show the sandbox it would build for a context. Binary results (readFile's `dataBase64`,
+ * readRange's `chunk`) are Buffers: the base64 of a 512 MiB file does not fit in a JavaScript
+ * string, so serialisers encode them.
  */
 export interface FsBroker extends Broker {
-  call(method: HelperOperation, params: unknown, options?: CallOptions): Promise<unknown>;
-  callWithInfo(
-    method: HelperOperation,
+  call<M extends HelperMethod>(method: M, params: ParamsIn<M>, options?: CallOptions): Promise<ResultOf<M>>;
+  callWithInfo<M extends HelperMethod>(
+    method: M,
     params: unknown,
     options?: CallOptions,
-  ): Promise<{ result: unknown; info: CallInfo }>;
+  ): Promise<{ result: ResultOf<M>; info: CallInfo }>;
   /** The plan, the exact platform launch and the path guard a sandbox context produces, without running it. */
   prepareSandbox(sandbox: unknown): Promise<PreparedSandbox>;
   /** The warm pool's counters and live helpers, or null when this broker has no pool. */
@@ -96,30 +98,30 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
   });
   let closed = false;
 
-  async function callWithInfo(method: HelperOperation, rawParams: unknown, callOptions: CallOptions = {}) {
+  async function callWithInfo<M extends HelperMethod>(
+    method: M,
+    rawParams: unknown,
+    callOptions: CallOptions = {},
+  ): Promise<{ result: ResultOf<M>; info: CallInfo }> {
     try {
       if (closed) throw new FsError('internal_error', 'the broker is closed');
-      if (!isHelperOperation(method))
+      if (!isHelperMethod(method))
         throw new FsError('invalid_request', `unknown method \`${String(method)}\``);
-      // Everything about the request is validated before any helper exists: bad params, bad
-      // base64 and bad contexts (including the cwd errors) never cost a spawn.
-      const params = parseParams(method, rawParams) as Record<string, unknown>;
-      const request = helperRequestFor(method, params);
-      const route = routeFor(params.sandbox as SandboxContext | null | undefined, os);
-      if (options.requireSandbox) assertSandboxed(route);
-      const { reply, info } = await runRouted(request, route, {
+      const request = parseRequest(method, rawParams, os);
+      if (options.requireSandbox) assertSandboxed(request.route);
+      const { reply, info } = await runRouted(request.helper, request.route, {
         inProcess: (inProcessRequest) => runRequest(inProcessRequest),
         sandboxed: async (sandboxedRequest, context) => {
-          if (precheck) precheckRequest(method, params, context.profile, os);
+          if (precheck) precheckRequest(request.paths, context.profile, os);
           const prepared = await runner.prepare(context);
-          if (precheck) precheckPhysical(method, params, prepared.guard, os);
+          if (precheck) precheckPhysical(request.paths, prepared.guard, os);
           return runner.run(sandboxedRequest, prepared, {
             signal: callOptions.signal,
             timeoutMs: callOptions.timeoutMs ?? options.timeoutMs,
           });
         },
       });
-      return { result: resultOf(reply), info };
+      return { result: resultOf<M>(reply), info };
     } catch (error) {
       throw asFsError(error);
     }
@@ -155,25 +157,16 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
   };
 }
 
-/**
- * The helper request for validated params. A write's bytes travel beside the JSON (binary framing)
- * so they are decoded from base64 exactly once, here, and never re-encoded.
- */
-function helperRequestFor(operation: HelperOperation, params: Record<string, unknown>): HelperRequest {
-  if (operation !== 'fs/writeFile') return { operation, params };
-  const decoded = decodeStrictBase64(params.dataBase64 as string, operation, 'dataBase64');
-  const data = new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength);
-  return { operation, params: { ...params, dataBase64: '' }, binary: { field: 'dataBase64', data } };
-}
-
 /** A reply as the caller sees it: the response (binary field as a Buffer), or the reply's error thrown. */
-function resultOf(reply: HelperReply): Record<string, unknown> {
+function resultOf<M extends HelperMethod>(reply: HelperReply): ResultOf<M> {
   if (reply.status === 'error') {
     const { errorKind, ...extra } = reply.payload.data;
     throw new FsError(errorKind, reply.payload.message, Object.keys(extra).length > 0 ? extra : undefined);
   }
   const { response } = reply.payload;
-  return reply.binary === undefined ? response : { ...response, [reply.binary.field]: reply.binary.data };
+  const result =
+    reply.binary === undefined ? response : { ...response, [reply.binary.field]: reply.binary.data };
+  return result as ResultOf<M>;
 }
 
 /** The one error mapping at the broker boundary: FsErrors pass through, anything else is internal. */

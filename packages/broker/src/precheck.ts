@@ -2,17 +2,17 @@ import {
   assertWritable,
   checkAccess,
   FsError,
-  type HelperOperation,
   type HostOs,
   isDeniedPath,
   joinPath,
   type PathGuard,
   type PermissionProfile,
   parentPath,
-  pathUriToNative,
   splitNativePath,
+  type TouchedPath,
 } from '@fs-sandbox/policy';
 import { assertPlainWindowsPath } from './backends/windows/windows-path-guard.js';
+
 import { realOrSelf } from './runner/path-guard.js';
 
 /**
@@ -23,47 +23,10 @@ import { realOrSelf } from './runner/path-guard.js';
  * roots", "denied by entry …", "protected metadata path .git") before any helper starts.
  */
 
-type Want = 'read' | 'write';
-
-/** The paths an operation touches and how (URI-valued params, by field name). */
-const ACCESS_BY_OPERATION: Record<HelperOperation, ReadonlyArray<readonly [field: string, want: Want]>> = {
-  'fs/readFile': [['path', 'read']],
-  'fs/writeFile': [['path', 'write']],
-  'fs/createDirectory': [['path', 'write']],
-  'fs/getMetadata': [['path', 'read']],
-  'fs/canonicalize': [['path', 'read']],
-  'fs/readDirectory': [['path', 'read']],
-  'fs/remove': [['path', 'write']],
-  'fs/copy': [
-    ['sourcePath', 'read'],
-    ['destinationPath', 'write'],
-  ],
-  'fs/walk': [['path', 'read']],
-  'fs/openForRead': [['path', 'read']],
-  'fs/readRange': [['path', 'read']],
-  'fs/removeTemps': [['path', 'write']],
-};
-
-/** The native paths a request touches, each with the access it needs. */
-function pathsOf(
-  operation: HelperOperation,
-  params: Record<string, unknown>,
-  os: HostOs,
-): Array<{ path: string; want: Want }> {
-  return ACCESS_BY_OPERATION[operation].flatMap(([field, want]) => {
-    const uri = params[field];
-    return typeof uri === 'string' ? [{ path: pathUriToNative(uri, os), want }] : [];
-  });
-}
-
 /** Throws `permission_denied` / `protected_path` naming the rule when the profile refuses a path of the request. */
-export function precheckRequest(
-  operation: HelperOperation,
-  params: Record<string, unknown>,
-  profile: PermissionProfile,
-  os: HostOs,
-): void {
-  for (const { path, want } of pathsOf(operation, params, os)) {
+export function precheckRequest(paths: readonly TouchedPath[], profile: PermissionProfile, os: HostOs): void {
+  for (const { path, access } of paths) {
+    const want = access === 'read' ? 'read' : 'write';
     // `C:\w\GIT~1\config` or `C:\w\.git.\config` names .git without matching any rule about it.
     if (os === 'windows') assertPlainWindowsPath(path);
     const decision = checkAccess(profile, path, want, os);
@@ -83,13 +46,9 @@ const PROCFS_ALIAS =
  * symlink (`<root>/x -> <root>`) or a `/proc` alias gets the same early, clear refusal as the plain
  * spelling. Still an early error only: the helper checks again, at use time, where it acts.
  */
-export function precheckPhysical(
-  operation: HelperOperation,
-  params: Record<string, unknown>,
-  guard: PathGuard,
-  os: HostOs,
-): void {
-  for (const { path, want } of pathsOf(operation, params, os)) {
+export function precheckPhysical(paths: readonly TouchedPath[], guard: PathGuard, os: HostOs): void {
+  for (const { path, access } of paths) {
+    const want = access === 'read' ? 'read' : 'write';
     if (os !== 'windows' && PROCFS_ALIAS.test(path)) {
       throw new FsError(
         'permission_denied',

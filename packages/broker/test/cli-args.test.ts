@@ -37,10 +37,13 @@ async function runCli(
         params: params as Record<string, unknown>,
         timeoutMs: options?.timeoutMs,
       });
-      return respond(method, params as Record<string, unknown>);
+      return respond(method, params as Record<string, unknown>) as never;
     },
     async callWithInfo(method, params, options) {
-      return { result: await this.call(method, params, options), info: { sandboxed: false, backend: null } };
+      return {
+        result: await this.call(method, params as never, options),
+        info: { sandboxed: false, backend: null },
+      };
     },
     async prepareSandbox() {
       return {

@@ -2,14 +2,45 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  descriptorOf,
   FsError,
+  type HelperMethod,
+  type HostOs,
   nativeToPathUri,
   type PathGuard,
+  type PermissionProfile,
   parseSandboxContext,
+  pathUriToNative,
   resolveSandboxContext,
+  type TouchedPath,
 } from '@fs-sandbox/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { precheckPhysical, precheckRequest } from '../src/precheck.js';
+
+/** The touched paths of wire params, as the broker's parse gives them to the pre-check. */
+function pathsFor(method: HelperMethod, params: Record<string, unknown>, os: HostOs): TouchedPath[] {
+  return Object.entries(descriptorOf(method).paths)
+    .filter(([field]) => typeof params[field] === 'string')
+    .map(([field, access]) => ({ field, access, path: pathUriToNative(params[field] as string, os) }));
+}
+
+function precheckRequestFor(
+  method: HelperMethod,
+  params: Record<string, unknown>,
+  profile: PermissionProfile,
+  os: HostOs,
+): void {
+  precheckRequest(pathsFor(method, params, os), profile, os);
+}
+
+function precheckPhysicalFor(
+  method: HelperMethod,
+  params: Record<string, unknown>,
+  guard: PathGuard,
+  os: HostOs,
+): void {
+  precheckPhysical(pathsFor(method, params, os), guard, os);
+}
 
 const context = parseSandboxContext({
   permissions: {
@@ -28,9 +59,9 @@ const resolved = resolveSandboxContext(context, 'linux');
 if (!resolved.sandboxed) throw new Error('expected a sandboxed context');
 const profile = resolved.profile;
 
-function refusal(operation: Parameters<typeof precheckRequest>[0], params: Record<string, unknown>): FsError {
+function refusal(operation: HelperMethod, params: Record<string, unknown>): FsError {
   try {
-    precheckRequest(operation, params, profile, 'linux');
+    precheckRequestFor(operation, params, profile, 'linux');
   } catch (error) {
     expect(error).toBeInstanceOf(FsError);
     return error as FsError;
@@ -40,10 +71,10 @@ function refusal(operation: Parameters<typeof precheckRequest>[0], params: Recor
 
 describe('precheckRequest', () => {
   it('lets allowed reads and writes through', () => {
-    expect(() => precheckRequest('fs/readFile', { path: 'file:///r/a' }, profile, 'linux')).not.toThrow();
-    expect(() => precheckRequest('fs/writeFile', { path: 'file:///w/a' }, profile, 'linux')).not.toThrow();
+    expect(() => precheckRequestFor('fs/readFile', { path: 'file:///r/a' }, profile, 'linux')).not.toThrow();
+    expect(() => precheckRequestFor('fs/writeFile', { path: 'file:///w/a' }, profile, 'linux')).not.toThrow();
     expect(() =>
-      precheckRequest(
+      precheckRequestFor(
         'fs/copy',
         { sourcePath: 'file:///r/a', destinationPath: 'file:///w/b' },
         profile,
@@ -131,12 +162,9 @@ describe('precheckPhysical', () => {
     rmSync(base, { recursive: true, force: true });
   });
 
-  function physicalRefusal(
-    operation: Parameters<typeof precheckPhysical>[0],
-    params: Record<string, unknown>,
-  ) {
+  function physicalRefusal(operation: HelperMethod, params: Record<string, unknown>) {
     try {
-      precheckPhysical(operation, params, guard, 'linux');
+      precheckPhysicalFor(operation, params, guard, 'linux');
     } catch (error) {
       expect(error).toBeInstanceOf(FsError);
       return error as FsError;
@@ -170,10 +198,10 @@ describe('precheckPhysical', () => {
 
   it('lets a plain write inside the root, and the removal of a link, through', () => {
     expect(() =>
-      precheckPhysical('fs/writeFile', { path: uri(join(base, 'ws', 'a.txt')) }, guard, 'linux'),
+      precheckPhysicalFor('fs/writeFile', { path: uri(join(base, 'ws', 'a.txt')) }, guard, 'linux'),
     ).not.toThrow();
     expect(() =>
-      precheckPhysical('fs/remove', { path: uri(join(base, 'ws', 'env-link')) }, guard, 'linux'),
+      precheckPhysicalFor('fs/remove', { path: uri(join(base, 'ws', 'env-link')) }, guard, 'linux'),
     ).not.toThrow();
   });
 });

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HelperReply } from '@fs-sandbox/helper';
-import { FsError, nativeToPathUri, parseSandboxContext } from '@fs-sandbox/policy';
+import { FsError, nativeToPathUri, parseSandboxContext, type SandboxContextInput } from '@fs-sandbox/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LaunchSpec, SandboxBackend } from '../src/backends/backend.js';
 import { type BrokerOptions, createBroker } from '../src/broker.js';
@@ -97,10 +97,11 @@ async function failureOf(promise: Promise<unknown>): Promise<FsError> {
   throw new Error('expected a failure');
 }
 
-const workspace = () => ({
-  ...managed([{ path: { type: 'path', path: uri(dir) }, access: 'write' }]),
-  cwd: uri(dir),
-});
+const workspace = () =>
+  ({
+    ...managed([{ path: { type: 'path', path: uri(dir) }, access: 'write' }]),
+    cwd: uri(dir),
+  }) as SandboxContextInput;
 
 describe('createBroker routing', () => {
   it('runs a context that needs no sandbox in-process, for real', async () => {
@@ -182,7 +183,7 @@ describe('createBroker routing', () => {
       'fs/writeFile requires valid base64 dataBase64: Invalid symbol 37, offset 0.',
     ]);
     const missing = await failureOf(
-      broker.call('fs/writeFile', { path: uri(join(dir, 'b')), sandbox: workspace() }),
+      broker.callWithInfo('fs/writeFile', { path: uri(join(dir, 'b')), sandbox: workspace() }),
     );
     expect([missing.kind, missing.message]).toEqual(['invalid_params', 'missing field `dataBase64`']);
     const relative = await failureOf(
@@ -242,7 +243,7 @@ describe('createBroker routing', () => {
     );
     expect([internal.kind, internal.message]).toEqual(['internal_error', 'internal broker error: boom']);
 
-    const unknown = await failureOf(crashing.broker.call('fs/frobnicate' as 'fs/readFile', {}));
+    const unknown = await failureOf(crashing.broker.callWithInfo('fs/frobnicate' as 'fs/readFile', {}));
     expect(unknown.kind).toBe('invalid_request');
   });
 
@@ -299,7 +300,7 @@ describe('createBroker({ requireSandbox: true })', () => {
     const { broker, launches } = observedBroker(ok, { requireSandbox: true });
     const path = join(dir, `required-${name}.txt`);
     const params = { path: uri(path), dataBase64: 'aGk=', ...(sandbox === undefined ? {} : { sandbox }) };
-    const error = await failureOf(broker.call('fs/writeFile', params));
+    const error = await failureOf(broker.callWithInfo('fs/writeFile', params));
     expect([error.kind, error.code]).toEqual(['permission_denied', -32600]);
     expect(error.message).toBe(
       `refused: this broker requires a sandbox, and the request ${why}; ` +
@@ -323,7 +324,11 @@ describe('createBroker({ requireSandbox: true })', () => {
   it('still answers bad params as invalid_params first', async () => {
     const { broker } = observedBroker(ok, { requireSandbox: true });
     const error = await failureOf(
-      broker.call('fs/writeFile', { path: uri(join(dir, 'x')), dataBase64: '', sandBox: workspace() }),
+      broker.callWithInfo('fs/writeFile', {
+        path: uri(join(dir, 'x')),
+        dataBase64: '',
+        sandBox: workspace(),
+      }),
     );
     expect([error.kind, error.message]).toEqual([
       'invalid_params',

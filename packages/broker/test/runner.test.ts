@@ -130,15 +130,14 @@ describe('runHelper replies', () => {
       launch,
       {
         operation: 'fs/writeFile',
-        params: { path: 'file:///x', dataBase64: '' },
-        binary: { field: 'dataBase64', data },
+        params: { path: '/x', dataBase64: data, mode: 'overwrite' },
       },
       {},
     );
     expect(reply.status === 'ok' && reply.payload.response).toEqual({
       head: {
         operation: 'fs/writeFile',
-        params: { path: 'file:///x', dataBase64: '' },
+        params: { path: '/x', dataBase64: '', mode: 'overwrite' },
         binary: { field: 'dataBase64', length: 4 },
       },
       rest: '000aff0a',

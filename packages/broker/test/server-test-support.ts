@@ -1,14 +1,15 @@
 import { PassThrough } from 'node:stream';
-import { FsError, type FsMethod } from '@fs-sandbox/policy';
-import type { Broker, CallInfo, CallOptions } from '../src/broker-api.js';
+import { FsError, type HelperMethod, type ResultOf } from '@fs-sandbox/policy';
+import type { CallInfo, CallOptions } from '../src/broker-api.js';
 import { createServer, type FsRpcServer, type ServerOptions } from '../src/server/server.js';
+import type { ServerBroker } from '../src/server/server-broker.js';
 
 /**
  * A broker over an in-memory map of path URI -> bytes. It implements just enough of each method for
  * the server's tests, records every call, and can hold calls open until they are aborted, so the
  * tests can observe concurrency and clean-up deterministically.
  */
-export class FakeBroker implements Broker {
+export class FakeBroker implements ServerBroker {
   readonly files = new Map<string, Buffer>();
   readonly calls: Array<{ method: string; params: unknown }> = [];
   /** Calls on these paths wait until released or aborted. */
@@ -19,15 +20,15 @@ export class FakeBroker implements Broker {
   maxRunning = 0;
   private readonly releases = new Set<() => void>();
 
-  call(method: FsMethod, params: unknown, options?: CallOptions): Promise<unknown> {
+  call<M extends HelperMethod>(method: M, params: unknown, options?: CallOptions): Promise<ResultOf<M>> {
     return this.callWithInfo(method, params, options).then(({ result }) => result);
   }
 
-  async callWithInfo(
-    method: string,
+  async callWithInfo<M extends HelperMethod>(
+    method: M,
     params: unknown,
     options: CallOptions = {},
-  ): Promise<{ result: unknown; info: CallInfo }> {
+  ): Promise<{ result: ResultOf<M>; info: CallInfo }> {
     this.calls.push({ method, params });
     const fields = (params ?? {}) as Record<string, unknown>;
     const path = typeof fields.path === 'string' ? fields.path : '';
@@ -35,7 +36,7 @@ export class FakeBroker implements Broker {
     this.maxRunning = Math.max(this.maxRunning, this.running);
     try {
       if (this.holdPaths.has(path)) await this.hold(path, options.signal);
-      const result = this.perform(method, fields, path);
+      const result = this.perform(method, fields, path) as ResultOf<M>;
       return { result, info: { sandboxed: this.sandboxed, backend: this.sandboxed ? 'bwrap' : null } };
     } finally {
       this.running -= 1;
@@ -175,7 +176,7 @@ export class StdioClient {
   }
 }
 
-export function makeServer(options: Partial<ServerOptions> & { broker?: Broker } = {}): {
+export function makeServer(options: Partial<ServerOptions> & { broker?: ServerBroker } = {}): {
   server: FsRpcServer;
   broker: FakeBroker;
 } {

@@ -1,4 +1,13 @@
-import { parseSandboxContext, resolveSandboxContext } from '@fs-sandbox/policy';
+import {
+  descriptorOf,
+  type HelperMethod,
+  type HostOs,
+  type PermissionProfile,
+  parseSandboxContext,
+  pathUriToNative,
+  resolveSandboxContext,
+  type TouchedPath,
+} from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
 import {
   assertPlainWindowsPath,
@@ -6,6 +15,22 @@ import {
   windowsPathAliasProblem,
 } from '../src/backends/windows/windows-path-guard.js';
 import { precheckRequest } from '../src/precheck.js';
+
+/** The touched paths of wire params, as the broker's parse gives them to the pre-check. */
+function pathsFor(method: HelperMethod, params: Record<string, unknown>, os: HostOs): TouchedPath[] {
+  return Object.entries(descriptorOf(method).paths)
+    .filter(([field]) => typeof params[field] === 'string')
+    .map(([field, access]) => ({ field, access, path: pathUriToNative(params[field] as string, os) }));
+}
+
+function precheckRequestFor(
+  method: HelperMethod,
+  params: Record<string, unknown>,
+  profile: PermissionProfile,
+  os: HostOs,
+): void {
+  precheckRequest(pathsFor(method, params, os), profile, os);
+}
 
 describe('Windows path alias guard', () => {
   it('accepts plain drive paths, including names that merely contain dots, spaces or tildes', () => {
@@ -108,12 +133,12 @@ describe('the broker pre-check on Windows', () => {
 
   it('refuses an alias spelling of .git that the policy rules would not recognise', () => {
     expect(() =>
-      precheckRequest('fs/writeFile', { path: 'file:///C:/w/GIT~1/config' }, resolved.profile, 'windows'),
+      precheckRequestFor('fs/writeFile', { path: 'file:///C:/w/GIT~1/config' }, resolved.profile, 'windows'),
     ).toThrow(
       expect.objectContaining({ kind: 'permission_denied', message: expect.stringContaining('8.3') }),
     );
     expect(() =>
-      precheckRequest('fs/writeFile', { path: 'file:///C:/w/src/a.ts' }, resolved.profile, 'windows'),
+      precheckRequestFor('fs/writeFile', { path: 'file:///C:/w/src/a.ts' }, resolved.profile, 'windows'),
     ).not.toThrow();
   });
 });

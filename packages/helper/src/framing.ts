@@ -60,12 +60,20 @@ export function encodeReply(reply: HelperReply): Buffer[] {
   return [line, data];
 }
 
-/** A request as wire bytes (broker side): `binary.data` travels raw after the line. */
+/**
+ * A request as wire bytes (broker side): the params' bytes-valued field (a write's content) travels
+ * raw after the line, so large payloads are never base64-encoded. At most one field holds bytes.
+ */
 export function encodeRequest(request: HelperRequest): Buffer[] {
-  const { binary, ...rest } = request;
-  if (binary === undefined) return [jsonLine(rest)];
-  const data = Buffer.from(binary.data.buffer, binary.data.byteOffset, binary.data.byteLength);
-  return [jsonLine({ ...rest, binary: { field: binary.field, length: data.length } }), data];
+  const params = request.params as Record<string, unknown>;
+  const binaryFields = Object.keys(params).filter((field) => params[field] instanceof Uint8Array);
+  if (binaryFields.length === 0) return [jsonLine(request)];
+  if (binaryFields.length > 1) throw new ProtocolError('a request can carry only one binary field');
+  const field = binaryFields[0] as string;
+  const bytes = params[field] as Uint8Array;
+  const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const line = { ...request, params: { ...params, [field]: '' }, binary: { field, length: data.length } };
+  return [jsonLine(line), data];
 }
 
 /** Splits complete wire bytes into the JSON line and the binary trailer it announces. */

@@ -14,6 +14,5 @@ export type {
   HelperRequest,
   ReplyBinary,
   ReplyBinaryField,
-  RequestBinary,
 } from './protocol.js';
 export { type RunOptions, runRequest } from './run-request.js';

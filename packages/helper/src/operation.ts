@@ -1,3 +1,4 @@
+import type { HelperMethod, HelperParamsOf, HelperResultOf } from '@fs-sandbox/policy';
 import type { HostOs, PathGuard } from '@fs-sandbox/policy/core';
 import type { ReplyBinary } from './protocol.js';
 
@@ -17,12 +18,18 @@ export interface OperationContext {
   guard: PathGuard | null;
 }
 
-export interface OperationOutcome {
-  response: Record<string, unknown>;
+export interface OperationOutcome<M extends HelperMethod> {
+  response: HelperResultOf<M>;
   binary?: ReplyBinary;
 }
 
-/** One helper operation: validates its own params (light hand-written checks) and performs itself. */
-export interface Operation {
-  run(params: Record<string, unknown>, context: OperationContext): Promise<OperationOutcome>;
+/**
+ * One helper operation of the method table. `parse` checks the params with light hand-written
+ * checks (the helper's start-up path must not load zod): the broker has validated them fully, but
+ * the helper never acts on a value of the wrong type, whoever sent it. Every param is checked
+ * before `run` touches the disk.
+ */
+export interface Operation<M extends HelperMethod> {
+  parse(raw: Record<string, unknown>, os: HostOs): HelperParamsOf<M>;
+  run(params: HelperParamsOf<M>, context: OperationContext): Promise<OperationOutcome<M>>;
 }

@@ -1,11 +1,13 @@
-import { FsError, type HostOs, pathUriToNative } from '@fs-sandbox/policy/core';
+import { FsError, formatNativePath, type HostOs, splitNativePath } from '@fs-sandbox/policy/core';
 
 /**
  * Light, hand-written parameter checks (the helper's start-up path must not load zod). The broker
- * has already validated the params with the full schemas; these checks exist so that the helper,
- * which also runs on its own, never acts on a value of the wrong type. Messages follow serde's
- * wording, as the reference does.
+ * has already parsed the params with the method table's schemas, applied their defaults and made
+ * every path native; these checks exist so that the helper, which also runs on its own, never acts
+ * on a value of the wrong type. Messages follow serde's wording, as the reference does.
  */
+
+type Params = Record<string, unknown>;
 
 function missing(field: string): FsError {
   return new FsError('invalid_params', `missing field \`${field}\``);
@@ -19,28 +21,33 @@ function isAbsent(value: unknown): value is null | undefined {
   return value === undefined || value === null;
 }
 
-/** A required `file:` URI param, converted to this host's native path. */
-export function pathParam(params: Record<string, unknown>, field: string, os: HostOs): string {
+/**
+ * A required native absolute path in normal form (no `.`, `..` or empty segments, no NUL): what the
+ * broker's conversion from the path URI produces, and nothing a prefix check could misread.
+ */
+export function pathParam(params: Params, field: string, os: HostOs): string {
   const value = params[field];
   if (value === undefined) throw missing(field);
-  if (typeof value !== 'string') throw wrongType(field, 'a file URI string');
-  return pathUriToNative(value, os);
+  if (typeof value !== 'string') throw wrongType(field, 'a native path string');
+  const split = value.includes('\0') ? null : splitNativePath(os, value);
+  if (split === null || formatNativePath(os, split) !== value) {
+    throw new FsError(
+      'invalid_params',
+      `invalid value for \`${field}\`: expected a normalised absolute path`,
+    );
+  }
+  return value;
 }
 
-export function optionalBoolean(params: Record<string, unknown>, field: string, fallback: boolean): boolean {
+export function requiredBoolean(params: Params, field: string): boolean {
   const value = params[field];
-  if (isAbsent(value)) return fallback;
+  if (value === undefined) throw missing(field);
   if (typeof value !== 'boolean') throw wrongType(field, 'a boolean');
   return value;
 }
 
-export function requiredBoolean(params: Record<string, unknown>, field: string): boolean {
-  if (params[field] === undefined) throw missing(field);
-  return optionalBoolean(params, field, false);
-}
-
 /** A required non-negative integer that a double represents exactly. */
-export function requiredCount(params: Record<string, unknown>, field: string): number {
+export function requiredCount(params: Params, field: string): number {
   const value = params[field];
   if (value === undefined) throw missing(field);
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
@@ -49,24 +56,56 @@ export function requiredCount(params: Record<string, unknown>, field: string): n
   return value;
 }
 
-export function optionalString(params: Record<string, unknown>, field: string): string | undefined {
+/** One of `values`, required. */
+export function requiredChoice<T extends string>(params: Params, field: string, values: readonly T[]): T {
+  const value = params[field];
+  if (value === undefined) throw missing(field);
+  if (typeof value !== 'string' || !(values as readonly string[]).includes(value)) {
+    throw new FsError(
+      'invalid_params',
+      `invalid value for \`${field}\`: expected one of ${values.join(', ')}`,
+    );
+  }
+  return value as T;
+}
+
+/** A string matching `pattern`, or absent (undefined). */
+export function optionalMatch(
+  params: Params,
+  field: string,
+  pattern: RegExp,
+  what: string,
+): string | undefined {
   const value = params[field];
   if (isAbsent(value)) return undefined;
-  if (typeof value !== 'string') throw wrongType(field, 'a string');
+  if (typeof value !== 'string' || !pattern.test(value)) {
+    throw new FsError('invalid_params', `invalid value for \`${field}\`: expected ${what}`);
+  }
   return value;
 }
 
-export function optionalObject(
-  params: Record<string, unknown>,
-  field: string,
-): Record<string, unknown> | undefined {
+export function requiredObject(params: Params, field: string): Params {
+  const value = params[field];
+  if (value === undefined) throw missing(field);
+  if (!isPlainObject(value)) throw wrongType(field, 'an object');
+  return value;
+}
+
+export function optionalObject(params: Params, field: string): Params | undefined {
   const value = params[field];
   if (isAbsent(value)) return undefined;
   if (!isPlainObject(value)) throw wrongType(field, 'an object');
   return value;
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
+export function requiredBytes(params: Params, field: string): Uint8Array {
+  const value = params[field];
+  if (value === undefined) throw missing(field);
+  if (!(value instanceof Uint8Array)) throw wrongType(field, 'bytes (binary framing)');
+  return value;
+}
+
+export function isPlainObject(value: unknown): value is Params {
   return (
     typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array)
   );

@@ -1,10 +1,13 @@
-import type { HelperOperation, PathGuard, WireError } from '@fs-sandbox/policy/core';
+import type { HelperMethod, HelperParamsOf, HelperResultOf } from '@fs-sandbox/policy';
+import type { PathGuard, WireError } from '@fs-sandbox/policy/core';
 
 /**
  * The helper protocol (broker <-> helper), as values. On the wire a request is one JSON line on
- * stdin, optionally followed by raw bytes that stand for one string field of `params` (binary
- * framing); a reply is one JSON line on stdout, for fs/readFile and fs/readRange followed by the raw
- * file bytes. In these in-memory forms the raw bytes travel as `binary.data` Buffers instead.
+ * stdin, optionally followed by raw bytes that stand for the one bytes-valued field of `params`
+ * (binary framing); a reply is one JSON line on stdout, for fs/readFile and fs/readRange followed by
+ * the raw file bytes. In these in-memory forms the bytes stay in their field (request) or travel as
+ * `binary.data` (reply). Params are the method table's (policy method-table.ts) as the broker
+ * parsed them: native paths, decoded bytes, defaults applied; types only, so no schema is loaded.
  */
 
 /** One bound root the broker saw when it chose this helper: the helper refuses to act if its own view differs. */
@@ -16,21 +19,19 @@ export interface FreshnessEntry {
   ino: string;
 }
 
-/** Raw bytes standing for `params[field]` (a writeFile's `dataBase64`), so large payloads are never base64-encoded. */
-export interface RequestBinary {
-  field: string;
-  data: Uint8Array;
-}
-
-export interface HelperRequest {
-  operation: string;
-  params: Record<string, unknown>;
+export interface HelperRequest<M extends HelperMethod = HelperMethod> {
+  operation: M;
+  params: HelperParamsOf<M>;
+  /**
+   * The request runs under a restricted sandbox context: the helper then refuses to act without a
+   * guard and never writes through a symlink leaf.
+   */
+  sandboxed?: boolean;
   freshness?: FreshnessEntry[];
   /** The write rules of a sandboxed request, checked on physical locations (see policy path-guard.ts). */
   guard?: PathGuard;
   /** Tag for the temporary files of this request (policy temp-tag.ts). */
   tempTag?: string;
-  binary?: RequestBinary;
 }
 
 /** Reply fields that carry file bytes: `dataBase64` of fs/readFile, `chunk` of fs/readRange. */
@@ -41,9 +42,9 @@ export interface ReplyBinary {
   data: Buffer;
 }
 
-export interface HelperOkReply {
+export interface HelperOkReply<M extends HelperMethod = HelperMethod> {
   status: 'ok';
-  payload: { operation: HelperOperation; response: Record<string, unknown> };
+  payload: { operation: M; response: HelperResultOf<M> };
   /** Present for fs/readFile and fs/readRange: `response[field]` is "" and these are the bytes it stands for. */
   binary?: ReplyBinary;
 }
@@ -53,7 +54,7 @@ export interface HelperErrorReply {
   payload: WireError;
 }
 
-export type HelperReply = HelperOkReply | HelperErrorReply;
+export type HelperReply<M extends HelperMethod = HelperMethod> = HelperOkReply<M> | HelperErrorReply;
 
 /** How the wire marks a binary trailer in the JSON line (request or reply). */
 export interface WireBinaryHeader {

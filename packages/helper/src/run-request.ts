@@ -1,11 +1,5 @@
-import {
-  currentHostOs,
-  FsError,
-  type HelperOperation,
-  type HostOs,
-  isHelperOperation,
-  toWireError,
-} from '@fs-sandbox/policy/core';
+import type { HelperMethod } from '@fs-sandbox/policy';
+import { currentHostOs, FsError, type HostOs, toWireError } from '@fs-sandbox/policy/core';
 import { checkFreshness, parseFreshness } from './freshness.js';
 import { parseGuard } from './guard-param.js';
 import type { Operation } from './operation.js';
@@ -24,9 +18,9 @@ import { writeFileOperation } from './ops/write-file.js';
 import { fromOsError } from './os-error.js';
 import { isPlainObject } from './params.js';
 import type { HelperReply } from './protocol.js';
-import { isRestrictedContext } from './sandbox-context.js';
 
-const OPERATIONS: Record<HelperOperation, Operation> = {
+/** One operation module per helper method of the method table; the type makes a missing one a compile error. */
+const OPERATIONS: { readonly [M in HelperMethod]: Operation<M> } = {
   'fs/readFile': readFileOperation,
   'fs/writeFile': writeFileOperation,
   'fs/createDirectory': createDirectoryOperation,
@@ -41,22 +35,10 @@ const OPERATIONS: Record<HelperOperation, Operation> = {
   'fs/removeTemps': removeTempsOperation,
 };
 
-/** Operations that create, replace or remove files: the ones the path guard is for. */
-const CHANGES_FILES: ReadonlySet<HelperOperation> = new Set([
-  'fs/writeFile',
-  'fs/createDirectory',
-  'fs/remove',
-  'fs/copy',
-  'fs/removeTemps',
-]);
-
 export interface RunOptions {
-  /**
-   * Treat the request as sandboxed whatever `params.sandbox` says (the program running inside a
-   * platform sandbox knows it is). A restricted `params.sandbox` makes it sandboxed either way.
-   */
+  /** Treat the request as sandboxed whatever it says (the program inside a platform sandbox knows it is). */
   sandboxed?: boolean;
-  /** Host rules for path URIs; defaults to this machine. */
+  /** Host rules for paths; defaults to this machine. */
   os?: HostOs;
 }
 
@@ -66,23 +48,15 @@ export interface RunOptions {
  */
 export async function runRequest(request: unknown, options: RunOptions = {}): Promise<HelperReply> {
   try {
-    const { operation, params, freshness, guard } = parseEnvelope(request);
-    await checkFreshness(freshness);
-    const context = {
-      os: options.os ?? currentHostOs(),
-      sandboxed: options.sandboxed === true || isRestrictedContext(params.sandbox),
-      guard,
-    };
-    if (context.sandboxed && guard === null && CHANGES_FILES.has(operation)) {
+    const envelope = parseEnvelope(request);
+    await checkFreshness(envelope.freshness);
+    const os = options.os ?? currentHostOs();
+    const sandboxed = options.sandboxed === true || envelope.sandboxed;
+    if (sandboxed && envelope.guard === null) {
       // Inside a sandbox the physical checks are half the enforcement: never run without them.
-      throw new FsError('invalid_request', `a sandboxed ${operation} request needs its \`guard\``);
+      throw new FsError('invalid_request', `a sandboxed ${envelope.operation} request needs its \`guard\``);
     }
-    const outcome = await OPERATIONS[operation].run(params, context);
-    return {
-      status: 'ok',
-      payload: { operation, response: outcome.response },
-      ...(outcome.binary ? { binary: outcome.binary } : {}),
-    };
+    return await perform(envelope.operation, envelope.params, { os, sandboxed, guard: envelope.guard });
   } catch (error) {
     // Operations map their own OS errors with the path they concern; one that slipped through
     // still names the path Node reports rather than becoming an opaque internal error.
@@ -92,24 +66,42 @@ export async function runRequest(request: unknown, options: RunOptions = {}): Pr
   }
 }
 
+async function perform<M extends HelperMethod>(
+  operation: M,
+  raw: Record<string, unknown>,
+  context: Parameters<Operation<M>['run']>[1],
+): Promise<HelperReply> {
+  const handler = OPERATIONS[operation] as Operation<M>;
+  const outcome = await handler.run(handler.parse(raw, context.os), context);
+  return {
+    status: 'ok',
+    payload: { operation, response: outcome.response },
+    ...(outcome.binary ? { binary: outcome.binary } : {}),
+  } as HelperReply;
+}
+
 function parseEnvelope(request: unknown) {
   if (!isPlainObject(request)) throw new FsError('invalid_request', 'helper request must be a JSON object');
-  const { operation, params } = request;
+  const { operation, params, sandboxed } = request;
   if (typeof operation !== 'string')
     throw new FsError('invalid_request', 'helper request needs a string `operation`');
-  if (!isHelperOperation(operation)) {
+  if (!Object.hasOwn(OPERATIONS, operation)) {
     throw new FsError('invalid_request', `unknown helper operation \`${operation}\``);
   }
   if (!isPlainObject(params)) throw new FsError('invalid_request', 'helper request needs a `params` object');
+  if (sandboxed !== undefined && typeof sandboxed !== 'boolean') {
+    throw new FsError('invalid_request', 'helper request `sandboxed` must be a boolean');
+  }
   return {
-    operation,
+    operation: operation as HelperMethod,
     params: withBinary(params, request.binary),
+    sandboxed: sandboxed === true,
     freshness: parseFreshness(request.freshness),
     guard: parseGuard(request.guard),
   };
 }
 
-/** Binary framing: the raw bytes stand for one string field of the params (the broker never base64-encodes them). */
+/** Binary framing: the raw bytes stand for one field of the params (the broker never base64-encodes them). */
 function withBinary(params: Record<string, unknown>, binary: unknown): Record<string, unknown> {
   if (binary === undefined || binary === null) return params;
   if (!isPlainObject(binary) || typeof binary.field !== 'string' || !(binary.data instanceof Uint8Array)) {

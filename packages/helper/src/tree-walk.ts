@@ -15,7 +15,7 @@ import { fromOsError, hasErrno } from './os-error.js';
  * 5 000-level tree needs no call stack; only the directories on the current path are held open.
  */
 
-export interface WalkEntry {
+export interface TreeEntry {
   name: string;
   /** The entry's path as the request spells it (for messages). */
   display: string;
@@ -25,14 +25,14 @@ export interface WalkEntry {
 
 export interface TreeVisitor<C> {
   /** A subdirectory, already opened: the context its entries are visited with, or null to skip it. */
-  enter(parent: C, entry: WalkEntry, directory: DirectoryAnchor): Promise<C | null>;
+  enter(parent: C, entry: TreeEntry, directory: DirectoryAnchor): Promise<C | null>;
   /** An entry that is not a directory, in `directory` (the parent, opened). */
-  visit(parent: C, entry: WalkEntry, directory: DirectoryAnchor): Promise<void>;
+  visit(parent: C, entry: TreeEntry, directory: DirectoryAnchor): Promise<void>;
   /** Every entry of a directory was visited (post-order); `parent` is null for the walk's root. */
   leave(context: C, name: string | null, parent: DirectoryAnchor | null): Promise<void>;
 }
 
-export interface WalkOptions {
+export interface TreeWalkOptions {
   os: HostOs;
   /** At most this many entries in the whole walk; more throws `tooMany()`. */
   maxEntries: number;
@@ -61,7 +61,7 @@ export async function walkTree<C>(
   rootDisplay: string,
   rootContext: C,
   visitor: TreeVisitor<C>,
-  options: WalkOptions,
+  options: TreeWalkOptions,
 ): Promise<void> {
   let counted = 0;
   const listing = async (display: string, directory: DirectoryAnchor): Promise<ListedEntry[]> => {
@@ -111,7 +111,7 @@ export async function walkTree<C>(
       const display = childPath(options.os, top.display, item.name);
       const stats = await lstatOrNull(top.directory.child(item.name), display);
       if (stats === null) continue;
-      const entry: WalkEntry = { name: item.name, display, stats };
+      const entry: TreeEntry = { name: item.name, display, stats };
       if (!stats.isDirectory()) {
         await visitor.visit(top.context, entry, top.directory);
         continue;

@@ -1,10 +1,7 @@
+import type { HelperResultOf } from '@fs-sandbox/policy';
 import { hasLoneSurrogate } from '@fs-sandbox/policy/core';
 
-export interface WireFileName {
-  fileName: string;
-  /** Set only for names that are not valid UTF-8: `fileName` is then percent-encoded (see below). */
-  nonUtf8Name?: true;
-}
+type WireFileName = Pick<HelperResultOf<'fs/readDirectory'>['entries'][number], 'fileName' | 'nonUtf8Name'>;
 
 /**
  * A directory entry's name for a JSON reply. Valid UTF-8 names are sent as they are. A name that

@@ -35,13 +35,22 @@ describe('helper protocol framing', () => {
     const wire = Buffer.concat(
       encodeRequest({
         operation: 'fs/writeFile',
-        params: { path: 'file:///x', dataBase64: '' },
-        binary: { field: 'dataBase64', data: new Uint8Array([1, 2]) },
+        params: { path: '/x', dataBase64: new Uint8Array([1, 2]), mode: 'overwrite' },
       }),
     );
     expect(wire.toString('latin1')).toBe(
-      '{"operation":"fs/writeFile","params":{"path":"file:///x","dataBase64":""},"binary":{"field":"dataBase64","length":2}}\n\u0001\u0002',
+      '{"operation":"fs/writeFile","params":{"path":"/x","dataBase64":"","mode":"overwrite"},"binary":{"field":"dataBase64","length":2}}\n\u0001\u0002',
     );
+  });
+
+  it('refuses to encode a request with two binary fields (the framing carries one)', () => {
+    const params = {
+      path: '/x',
+      dataBase64: new Uint8Array([1]),
+      mode: 'overwrite',
+      other: new Uint8Array([2]),
+    };
+    expect(() => encodeRequest({ operation: 'fs/writeFile', params } as never)).toThrow(ProtocolError);
   });
 
   it('refuses a trailer of the wrong length, trailing garbage and a binary field a reply cannot have', () => {

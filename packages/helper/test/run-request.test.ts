@@ -2,8 +2,7 @@ import { lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runRequest } from '../src/run-request.js';
-import { isRestrictedContext } from '../src/sandbox-context.js';
-import { RESTRICTED_SANDBOX, symlinkAt, tempDir, uri } from './support.js';
+import { symlinkAt, tempDir, writableGuard } from './support.js';
 
 function freshnessOf(path: string) {
   const stats = lstatSync(path, { bigint: true });
@@ -42,7 +41,7 @@ describe('runRequest', () => {
     const dir = tempDir();
     const reply = await runRequest({
       operation: 'fs/createDirectory',
-      params: { path: uri(join(dir, 'a')), sandbox: null },
+      params: { path: join(dir, 'a'), recursive: true },
     });
     expect(reply).toEqual({ status: 'ok', payload: { operation: 'fs/createDirectory', response: {} } });
   });
@@ -52,7 +51,7 @@ describe('runRequest', () => {
       const dir = tempDir();
       const reply = await runRequest({
         operation: 'fs/writeFile',
-        params: { path: uri(join(dir, 'f')), dataBase64: 'eA==' },
+        params: { path: join(dir, 'f'), dataBase64: Buffer.from('x'), mode: 'overwrite' },
         freshness: [freshnessOf(dir)],
       });
       expect(reply.status).toBe('ok');
@@ -66,7 +65,7 @@ describe('runRequest', () => {
       mkdirSync(join(dir, 'root'));
       const reply = await runRequest({
         operation: 'fs/writeFile',
-        params: { path: uri(join(dir, 'root', 'f')), dataBase64: 'eA==' },
+        params: { path: join(dir, 'root', 'f'), dataBase64: Buffer.from('x'), mode: 'overwrite' },
         freshness: [before],
       });
       expect(reply).toEqual({
@@ -91,7 +90,7 @@ describe('runRequest', () => {
       ]) {
         const reply = await runRequest({
           operation: 'fs/getMetadata',
-          params: { path: uri(dir) },
+          params: { path: dir },
           freshness: [entry],
         });
         expect(reply.status === 'error' && reply.payload.data.stale).toBe(true);
@@ -101,7 +100,7 @@ describe('runRequest', () => {
     it('rejects a malformed freshness list', async () => {
       const reply = await runRequest({
         operation: 'fs/getMetadata',
-        params: { path: 'file:///' },
+        params: { path: '/' },
         freshness: [{ path: '/', dev: 1 }],
       });
       expect(reply.status === 'error' && reply.payload.data.errorKind).toBe('invalid_request');
@@ -112,11 +111,11 @@ describe('runRequest', () => {
     const dir = tempDir();
     const reply = await runRequest({
       operation: 'fs/writeFile',
-      params: { path: uri(join(dir, 'f')), dataBase64: '' },
+      params: { path: join(dir, 'f'), dataBase64: '', mode: 'overwrite' },
       binary: { field: 'dataBase64', data: new Uint8Array([104, 105]) },
     });
     expect(reply.status).toBe('ok');
-    const read = await runRequest({ operation: 'fs/readFile', params: { path: uri(join(dir, 'f')) } });
+    const read = await runRequest({ operation: 'fs/readFile', params: { path: join(dir, 'f') } });
     expect(read.status === 'ok' && read.binary?.data.toString()).toBe('hi');
   });
 
@@ -134,28 +133,37 @@ describe('runRequest', () => {
     writeFileSync(join(dir, 'file'), '');
     const reply = await runRequest({
       operation: 'fs/readDirectory',
-      params: { path: uri(join(dir, 'file', 'x')) },
+      params: { path: join(dir, 'file', 'x') },
     });
     expect(reply.status === 'error' && reply.payload.data.errorKind).toBe('not_directory');
   });
-});
 
-describe('isRestrictedContext', () => {
-  it('knows the contexts that need no sandbox', () => {
-    expect(isRestrictedContext(undefined)).toBe(false);
-    expect(isRestrictedContext(null)).toBe(false);
-    expect(isRestrictedContext({ permissions: { type: 'disabled' } })).toBe(false);
-    expect(isRestrictedContext({ permissions: { type: 'external', network: 'restricted' } })).toBe(false);
-    expect(
-      isRestrictedContext({ permissions: { type: 'managed', file_system: { type: 'unrestricted' } } }),
-    ).toBe(false);
+  it('takes only normalised native paths: a URI, a relative path or `..` is refused before anything runs', async () => {
+    const dir = tempDir();
+    for (const path of [`file://${dir}`, 'relative/x', `${dir}/../x`, `${dir}/./x`, `${dir}/`, `${dir}\0x`]) {
+      const reply = await runRequest({ operation: 'fs/createDirectory', params: { path, recursive: true } });
+      expect(reply.status === 'error' && reply.payload.data.errorKind).toBe('invalid_params');
+    }
+    expect(readdirSync(dir)).toEqual([]);
   });
 
-  it('counts restricted and unrecognised contexts as restricted (fail closed)', () => {
-    expect(isRestrictedContext(RESTRICTED_SANDBOX)).toBe(true);
-    expect(isRestrictedContext({ permissions: { type: 'managed' } })).toBe(true);
-    expect(isRestrictedContext({ permissions: { type: 'something-new' } })).toBe(true);
-    expect(isRestrictedContext({})).toBe(true);
-    expect(isRestrictedContext('restricted')).toBe(true);
+  it('refuses every sandboxed request without its guard, reads included (fail closed)', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'f'), 'x');
+    for (const request of [
+      { operation: 'fs/readFile', params: { path: join(dir, 'f') } },
+      { operation: 'fs/createDirectory', params: { path: join(dir, 'd'), recursive: true } },
+    ]) {
+      const reply = await runRequest({ ...request, sandboxed: true });
+      expect(reply.status === 'error' && reply.payload.message).toMatch(/needs its `guard`/);
+      expect((await runRequest({ ...request, sandboxed: true, guard: writableGuard(dir) })).status).toBe(
+        'ok',
+      );
+    }
+  });
+
+  it('refuses a `sandboxed` that is not a boolean rather than guessing', async () => {
+    const reply = await runRequest({ operation: 'fs/getMetadata', params: { path: '/' }, sandboxed: 'yes' });
+    expect(reply.status === 'error' && reply.payload.data.errorKind).toBe('invalid_request');
   });
 });

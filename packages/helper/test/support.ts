@@ -3,7 +3,14 @@ import { mkdtempSync, readdirSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nativeToPathUri, type PathGuard, type WireError } from '@fs-sandbox/policy/core';
+import { type HelperMethod, isHelperMethod, parseForHelper, resolveSandboxContext } from '@fs-sandbox/policy';
+import {
+  currentHostOs,
+  nativeToPathUri,
+  type PathGuard,
+  toWireError,
+  type WireError,
+} from '@fs-sandbox/policy/core';
 import { afterEach, expect } from 'vitest';
 import type { HelperReply } from '../src/protocol.js';
 import { type RunOptions, runRequest } from '../src/run-request.js';
@@ -35,13 +42,33 @@ export interface CallOptions extends RunOptions {
   guard?: PathGuard;
 }
 
-export function call(
+/**
+ * Runs an operation the way the broker drives the helper: `params` are wire params (URIs, base64,
+ * optional flags left out), parsed and converted by the policy package exactly as the broker does,
+ * and a refusal there comes back as the error reply the broker would turn it into.
+ */
+export async function call(
   operation: string,
   params: Record<string, unknown>,
   options: CallOptions = {},
 ): Promise<HelperReply> {
   const { guard, ...runOptions } = options;
-  return runRequest({ operation, params, ...(guard ? { guard } : {}) }, runOptions);
+  if (!isHelperMethod(operation)) return runRequest({ operation, params }, runOptions);
+  const os = runOptions.os ?? currentHostOs();
+  let request: Record<string, unknown>;
+  try {
+    const parsed = parseForHelper(operation as HelperMethod, params, os);
+    const sandboxed = resolveSandboxContext(parsed.sandbox, os).sandboxed;
+    request = {
+      operation,
+      params: parsed.params,
+      ...(sandboxed ? { sandboxed } : {}),
+      ...(guard ? { guard } : {}),
+    };
+  } catch (error) {
+    return { status: 'error', payload: toWireError(error) };
+  }
+  return runRequest(request, runOptions);
 }
 
 /** A guard that lets writes happen anywhere below `root` (a test's temporary directory). */

@@ -72,7 +72,7 @@ describe('fs/writeFile', () => {
     const bytes = Buffer.from([0xff, 0x00, 0x80, 0x0a]);
     const reply = await runRequest({
       operation: 'fs/writeFile',
-      params: { path: uri(path), dataBase64: '' },
+      params: { path, dataBase64: '', mode: 'overwrite' },
       binary: { field: 'dataBase64', data: bytes },
     });
     expect(reply.status).toBe('ok');
@@ -228,7 +228,7 @@ describe('fs/writeFile', () => {
         contents.map((text) =>
           runRequest({
             operation: 'fs/writeFile',
-            params: { path: uri(path), dataBase64: b64(text), mode: 'create' },
+            params: { path, dataBase64: Buffer.from(text), mode: 'create' },
           }),
         ),
       );
@@ -300,7 +300,7 @@ describe('fs/writeFile', () => {
       const data = Buffer.alloc(64 * 1024 * 1024, 'n');
       const pending = runRequest({
         operation: 'fs/writeFile',
-        params: { path: uri(target), dataBase64: data.toString('base64'), expectedSha256: sha256('v1') },
+        params: { path: target, dataBase64: data, mode: 'overwrite', expectedSha256: sha256('v1') },
       });
       // The temporary file appears once the hash matched; then someone edits the target in place.
       let edited = false;

@@ -6,7 +6,6 @@ export * from './base64.js';
 export * from './error-kinds.js';
 export * from './host-os.js';
 export * from './limits.js';
-export * from './methods.js';
 export * from './native-path.js';
 export * from './path-bytes.js';
 export * from './path-guard.js';

@@ -1,6 +1,8 @@
 /** The full policy API (zod schemas included). The helper imports `@fs-sandbox/policy/core` instead. */
 export * from './core.js';
 export * from './env-allowlist.js';
+export * from './helper-params.js';
+export * from './method-table.js';
 export * from './permissions/index.js';
 export * from './platform-roots.js';
 export type { SandboxPlan, WritableRoot } from './sandbox-plan.js';

@@ -14,7 +14,8 @@ import { decodePathBytes, encodePathBytes, hasLoneSurrogate } from './path-bytes
  * upper-case hex. Bytes that are not UTF-8 survive as escapes (see path-bytes.ts).
  */
 
-interface ParsedPathUri {
+/** A path URI taken apart once: formatting it (canonical URI, native path) needs no second parse. */
+export interface ParsedPathUri {
   /** Lower-case host, '' for a local path. */
   host: string;
   /** Windows drive (`C:`) when the first segment is one, else null. */
@@ -139,6 +140,16 @@ export function parsePathUri(input: string): string {
   return format(parse(input));
 }
 
+/** Validates a wire path and returns it taken apart (see `nativePathOf`); throws FsError 'invalid_params'. */
+export function readPathUri(input: string): ParsedPathUri {
+  return parse(input);
+}
+
+/** The canonical `file:` URI of a parsed path. */
+export function canonicalPathUri(parsed: ParsedPathUri): string {
+  return format(parsed);
+}
+
 function notNative(uri: string, os: HostOs): FsError {
   return new FsError('invalid_params', `'${uri}' is invalid on '${os}'`);
 }
@@ -149,7 +160,11 @@ function notNative(uri: string, os: HostOs): FsError {
  * the operation at a different file than the caller meant.
  */
 export function pathUriToNative(uri: string, os: HostOs): string {
-  const parsed = parse(uri);
+  return nativePathOf(parse(uri), os);
+}
+
+/** `pathUriToNative` for a URI already parsed. */
+export function nativePathOf(parsed: ParsedPathUri, os: HostOs): string {
   if (os !== 'windows') {
     if (parsed.host !== '' || parsed.drive !== null) throw notNative(format(parsed), os);
     return formatNativePath(os, { root: '/', segments: parsed.segments });

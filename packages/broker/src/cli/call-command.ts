@@ -1,5 +1,6 @@
-import { FsError, isFsMethod, LIMITS } from '@fs-sandbox/policy';
+import { FsError, LIMITS } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
+import { isFsMethod } from '../broker-api.js';
 import {
   addBrokerOptions,
   addRequireSandboxOption,
@@ -28,7 +29,9 @@ export function registerCallCommand(program: Command, deps: CliDeps): void {
       if (!isFsMethod(method)) throw new FsError('invalid_request', `unknown method \`${method}\``);
       const text =
         paramsText === '-' ? await readBoundedStdin(deps.io.stdin, LIMITS.rpcMaxMessageBytes) : paramsText;
-      const result = await broker.call(method, parseParamsJson(text), { timeoutMs: flags.timeout });
+      const { result } = await broker.callWithInfo(method, parseParamsJson(text), {
+        timeoutMs: flags.timeout,
+      });
       writeResultJson(deps.io.stdout, result);
     } catch (error) {
       writeErrorJson(deps.io.stdout, error);

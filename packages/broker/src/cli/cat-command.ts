@@ -9,9 +9,7 @@ export function registerCatCommand(program: Command, deps: CliDeps): void {
     .argument('<path>', 'native path')
     .action((path: string, flags: ShortcutFlags) =>
       runShortcut(deps, flags, async ({ broker, sandbox, uri, timeoutMs }) => {
-        const result = (await broker.call('fs/readFile', { path: uri(path), sandbox }, { timeoutMs })) as {
-          dataBase64: Uint8Array;
-        };
+        const result = await broker.call('fs/readFile', { path: uri(path), sandbox }, { timeoutMs });
         deps.io.stdout.write(result.dataBase64);
       }),
     );

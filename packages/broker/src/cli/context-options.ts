@@ -6,6 +6,7 @@ import {
   isAbsoluteNative,
   nativeToPathUri,
   parseSandboxContext,
+  type SandboxContextInput,
   workspaceWriteProfile,
 } from '@fs-sandbox/policy';
 import { type Command, Option } from 'commander';
@@ -43,7 +44,11 @@ export function addContextOptions(command: Command): Command {
  * operation then runs without a sandbox, as with `"sandbox": null` on the wire). Native paths are
  * resolved against the caller's cwd and turned into file URIs.
  */
-export function contextFromFlags(flags: ContextFlags, io: CliIo, os: HostOs = currentHostOs()): unknown {
+export function contextFromFlags(
+  flags: ContextFlags,
+  io: CliIo,
+  os: HostOs = currentHostOs(),
+): SandboxContextInput | null {
   const usesFlags =
     flags.profile !== undefined ||
     flags.cwd !== undefined ||
@@ -51,7 +56,10 @@ export function contextFromFlags(flags: ContextFlags, io: CliIo, os: HostOs = cu
     flags.deny.length > 0;
   if (flags.sandbox !== undefined) {
     if (usesFlags) throw new FsError('invalid_params', '--sandbox cannot be combined with the profile flags');
-    return parseSandboxContext(parseJsonFlag(flags.sandbox));
+    // Parsed here for an early, flag-named error; the broker parses what it is sent.
+    const raw = parseJsonFlag(flags.sandbox);
+    parseSandboxContext(raw);
+    return raw as SandboxContextInput | null;
   }
   if (!usesFlags) return null;
   const profileName = flags.profile ?? (flags.writableRoot.length > 0 ? 'workspace-write' : undefined);
@@ -73,7 +81,7 @@ export function contextFromFlags(flags: ContextFlags, io: CliIo, os: HostOs = cu
     cwd,
     workspaceRoots: [cwd],
     windowsSandboxLevel: os === 'windows' ? 'restricted-token' : 'disabled',
-  };
+  } satisfies SandboxContextInput;
 }
 
 function parseJsonFlag(text: string): unknown {

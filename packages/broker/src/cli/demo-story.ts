@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FsError, type HostOs, nativeToPathUri } from '@fs-sandbox/policy';
+import { FsError, type HostOs, nativeToPathUri, type SandboxContextInput } from '@fs-sandbox/policy';
 import type { FsBroker } from '../broker.js';
 
 /**
@@ -54,32 +54,34 @@ export function demoSteps(os: HostOs): DemoStep[] {
   const uri = (path: string) => nativeToPathUri(path, os);
   // The workspace is all the helper may see (plus what it needs to start): the outside directory,
   // with its secret, is not even mounted.
-  const workspaceWrite = (demo: DemoWorkspace) => ({
-    permissions: {
-      type: 'managed',
-      file_system: {
-        type: 'restricted',
-        entries: [{ path: { type: 'path', path: uri(demo.workspace) }, access: 'write' }],
+  const workspaceWrite = (demo: DemoWorkspace) =>
+    ({
+      permissions: {
+        type: 'managed',
+        file_system: {
+          type: 'restricted',
+          entries: [{ path: { type: 'path', path: uri(demo.workspace) }, access: 'write' }],
+        },
+        network: 'restricted',
       },
-      network: 'restricted',
-    },
-    cwd: uri(demo.workspace),
-    workspaceRoots: [uri(demo.workspace)],
-    windowsSandboxLevel: os === 'windows' ? 'restricted-token' : 'disabled',
-  });
-  const withDeny = (context: ReturnType<typeof workspaceWrite>, path: string) => ({
-    ...context,
-    permissions: {
-      ...context.permissions,
-      file_system: {
-        type: 'restricted',
-        entries: [
-          ...context.permissions.file_system.entries,
-          { path: { type: 'path', path }, access: 'deny' },
-        ],
+      cwd: uri(demo.workspace),
+      workspaceRoots: [uri(demo.workspace)],
+      windowsSandboxLevel: os === 'windows' ? 'restricted-token' : 'disabled',
+    }) as const satisfies SandboxContextInput;
+  const withDeny = (context: ReturnType<typeof workspaceWrite>, path: string) =>
+    ({
+      ...context,
+      permissions: {
+        ...context.permissions,
+        file_system: {
+          type: 'restricted',
+          entries: [
+            ...context.permissions.file_system.entries,
+            { path: { type: 'path', path }, access: 'deny' },
+          ],
+        },
       },
-    },
-  });
+    }) as const satisfies SandboxContextInput;
   const text = (value: string) => Buffer.from(value).toString('base64');
   const absent = async (path: string) => !(await exists(path));
   return [

@@ -2,7 +2,13 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
-import { currentHostOs, type HostOs, nativeToPathUri, workspaceWriteProfile } from '@fs-sandbox/policy';
+import {
+  currentHostOs,
+  type HostOs,
+  nativeToPathUri,
+  type SandboxContextInput,
+  workspaceWriteProfile,
+} from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import { locateBwrap } from '../backends/linux/bwrap-locate.js';
 import { probeBwrap } from '../backends/linux/bwrap-probe.js';
@@ -92,14 +98,14 @@ async function sandboxedOperationChecks(os: HostOs, deps: CliDeps): Promise<Chec
       cwd: root,
       workspaceRoots: [root],
       windowsSandboxLevel: os === 'windows' ? 'restricted-token' : 'disabled',
-    };
+    } satisfies SandboxContextInput;
     const path = nativeToPathUri(join(workspace, 'probe.txt'), os);
     const started = performance.now();
     const { info } = await broker.callWithInfo('fs/writeFile', { path, dataBase64: 'b2s=', sandbox });
     const coldMs = Math.round(performance.now() - started);
     await new Promise((resolve) => setTimeout(resolve, WARM_UP_MS));
     const warmStarted = performance.now();
-    const read = (await broker.call('fs/readFile', { path, sandbox })) as { dataBase64: Uint8Array };
+    const read = await broker.call('fs/readFile', { path, sandbox });
     const warmMs = Math.round(performance.now() - warmStarted);
     if (!info.sandboxed || Buffer.from(read.dataBase64).toString() !== 'ok') {
       return [{ name, status: 'FAIL', detail: 'the write did not run sandboxed or did not read back' }];

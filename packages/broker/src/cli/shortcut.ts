@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { currentHostOs, nativeToPathUri } from '@fs-sandbox/policy';
+import { currentHostOs, nativeToPathUri, type SandboxContextInput } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import type { FsBroker } from '../broker.js';
 import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
@@ -12,7 +12,7 @@ export type ShortcutFlags = ContextFlags & BrokerFlags;
 /** What a shortcut's body gets: the broker, the sandbox context, and native path → URI. */
 export interface ShortcutRun {
   broker: FsBroker;
-  sandbox: unknown;
+  sandbox: SandboxContextInput | null;
   uri(path: string): string;
   timeoutMs: number | undefined;
 }

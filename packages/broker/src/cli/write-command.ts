@@ -24,7 +24,7 @@ export function registerWriteCommand(program: Command, deps: CliDeps): void {
           path: uri(path),
           dataBase64: data.toString('base64'),
           sandbox,
-          mode: flags.create ? 'create' : 'overwrite',
+          mode: flags.create ? ('create' as const) : ('overwrite' as const),
         };
         await broker.call('fs/writeFile', params, { timeoutMs });
       }),

@@ -1,5 +1,5 @@
-import type { HelperReply, ReplyBinaryField } from '@fs-sandbox/helper';
-import { FsError, isErrorKind, isHelperOperation } from '@fs-sandbox/policy/core';
+import type { HelperOkReply, HelperReply, ReplyBinaryField } from '@fs-sandbox/helper';
+import { FsError, isErrorKind, isHelperMethod } from '@fs-sandbox/policy';
 
 /**
  * Collects one helper reply from stdout: a JSON line, then for reads exactly `binary.length` raw
@@ -101,12 +101,13 @@ function parseHeader(line: Buffer): { reply: HelperReply; binaryLength: number }
   if (value.status !== 'ok') throw invalid('its status is neither ok nor error');
   if (
     typeof payload.operation !== 'string' ||
-    !isHelperOperation(payload.operation) ||
+    !isHelperMethod(payload.operation) ||
     !isRecord(payload.response)
   ) {
     throw invalid('its payload has no known operation or no response');
   }
-  const ok = { operation: payload.operation, response: payload.response };
+  // The response's shape is the helper's own code's (its operation modules are typed by the method table).
+  const ok = { operation: payload.operation, response: payload.response } as HelperOkReply['payload'];
   if (value.binary === undefined) return { reply: { status: 'ok', payload: ok }, binaryLength: 0 };
   const binary = value.binary;
   if (

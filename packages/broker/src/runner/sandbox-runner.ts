@@ -115,7 +115,7 @@ export class SandboxRunner {
       };
     } catch (error) {
       if (scope !== null && tempTag !== undefined) {
-        const cleanup = { ...removeTempsRequest(request, scope, tempTag), guard };
+        const cleanup = { ...removeTempsRequest(scope, tempTag), guard };
         await this.deps
           .launcher(launch, cleanup, { timeoutMs: TEMP_CLEANUP_TIMEOUT_MS })
           .catch(() => undefined);

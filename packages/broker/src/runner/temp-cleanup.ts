@@ -1,16 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import type { HelperRequest } from '@fs-sandbox/helper';
-import { type HostOs, nativeToPathUri, parentPath, pathUriToNative } from '@fs-sandbox/policy';
+import { descriptorOf, type HostOs, parentPath } from '@fs-sandbox/policy';
 
 /**
  * A helper killed mid-write (timeout, cancel, crash) cannot remove its temporary file. Requests that
  * create one carry a random tag its temporary names include (policy temp-tag.ts); after such a
  * kill the broker runs `fs/removeTemps` with that tag, under the same sandbox, where the write could
- * have left them: the written file's directory, or a tree copy's whole destination.
+ * have left them. Every path a method writes (`write` access in the method table) is replaced
+ * atomically through a temporary file beside it, so that file's directory is cleaned; a recursive
+ * request (a tree copy) may have left them anywhere below the path, so the whole tree is.
  */
 
 export interface TempScope {
-  /** Directory URI to clean. */
+  /** Native directory to clean. */
   path: string;
   recursive: boolean;
 }
@@ -20,29 +22,22 @@ export function newTempTag(): string {
 }
 
 export function tempScopeOf(request: HelperRequest, os: HostOs): TempScope | null {
-  const { params } = request;
-  const parentOf = (uri: unknown): TempScope | null => {
-    if (typeof uri !== 'string') return null;
-    const parent = parentPath(os, pathUriToNative(uri, os));
-    return parent === null ? null : { path: nativeToPathUri(parent, os), recursive: false };
-  };
-  switch (request.operation) {
-    case 'fs/writeFile':
-      return parentOf(params.path);
-    case 'fs/copy':
-      if (params.recursive === true && typeof params.destinationPath === 'string') {
-        return { path: params.destinationPath, recursive: true };
-      }
-      return parentOf(params.destinationPath);
-    default:
-      return null;
-  }
+  const params = request.params as Record<string, unknown>;
+  const written = Object.entries(descriptorOf(request.operation).paths).find(
+    ([, access]) => access === 'write',
+  );
+  if (written === undefined) return null;
+  const path = params[written[0]] as string;
+  if (params.recursive === true) return { path, recursive: true };
+  const parent = parentPath(os, path);
+  return parent === null ? null : { path: parent, recursive: false };
 }
 
-/** The clean-up request for a killed helper's temporary files. */
-export function removeTempsRequest(request: HelperRequest, scope: TempScope, tag: string): HelperRequest {
+/** The clean-up request for a killed helper's temporary files (sent with the same guard). */
+export function removeTempsRequest(scope: TempScope, tag: string): HelperRequest<'fs/removeTemps'> {
   return {
     operation: 'fs/removeTemps',
-    params: { path: scope.path, tag, recursive: scope.recursive, sandbox: request.params.sandbox },
+    params: { path: scope.path, tag, recursive: scope.recursive },
+    sandboxed: true,
   };
 }

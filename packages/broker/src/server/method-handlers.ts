@@ -1,9 +1,23 @@
-import { type FsMethod, isFsMethod, isHandleMethod } from '@fs-sandbox/policy';
-import type { CallOptions } from '../broker-api.js';
+import {
+  descriptorOf,
+  isExposedMethod,
+  isHelperMethod,
+  isMethod,
+  type Method,
+  type ParamsIn,
+  parseParams,
+  type ServerMethod,
+} from '@fs-sandbox/policy';
+import type { CallOptions, FsMethod } from '../broker-api.js';
 import { decodedBase64Length } from './encode-reply.js';
 import type { ReadHandleManager } from './read-handles.js';
 import type { ServerBroker } from './server-broker.js';
-import { parseCloseParams, parseOpenParams, parseReadBlockParams } from './server-params.js';
+
+/**
+ * What each method does on the server, derived from the method table: a helper method goes to the
+ * broker (one helper run), a server method to its handler below; the ordering key, the audited
+ * paths and byte counts come from the method's descriptor.
+ */
 
 /** What the audit log and the statistics learn while an operation runs (never its contents). */
 export interface OperationFacts {
@@ -22,53 +36,75 @@ export interface OperationContext {
 
 type MethodHandler = (params: unknown, context: OperationContext) => Promise<unknown>;
 
+/** The server methods other than the handshake, which the connection itself answers. */
+const SERVER_HANDLERS: { readonly [M in Exclude<ServerMethod, 'initialize'>]: MethodHandler } = {
+  'fs/open': openHandle,
+  'fs/readBlock': readBlock,
+  'fs/close': closeHandle,
+};
+
 /**
  * Requests on one read handle must keep their order (fs/open, then fs/readBlock, then fs/close), as
  * a client pipelining them against the reference's one-at-a-time server would expect.
  */
 export function orderingKey(method: string, params: unknown): string | null {
-  if (!isHandleMethod(method)) return null;
-  const handleId = (params as { handleId?: unknown } | null | undefined)?.handleId;
-  return typeof handleId === 'string' ? `handle:${handleId}` : null;
+  if (!isMethod(method)) return null;
+  const descriptor = descriptorOf(method);
+  if (descriptor.orderedBy === undefined) return null;
+  const value = fieldOf(params, descriptor.orderedBy);
+  return typeof value === 'string' ? `${descriptor.orderedBy}:${value}` : null;
 }
 
 /** The handler of a method the server runs after the handshake, or null for an unknown method. */
 export function handlerFor(method: string): MethodHandler | null {
-  if (isFsMethod(method)) return (params, context) => callBroker(method, params, context);
-  if (method === 'fs/open') return openHandle;
-  if (method === 'fs/readBlock') return readBlock;
-  if (method === 'fs/close') return closeHandle;
-  return null;
+  if (!isExposedMethod(method) || method === 'initialize') return null;
+  if (isHelperMethod(method)) return (params, context) => callBroker(method, params, context);
+  return SERVER_HANDLERS[method];
 }
 
-function pathsOf(params: unknown): unknown[] {
-  if (params === null || typeof params !== 'object') return [];
-  const fields = params as Record<string, unknown>;
-  return [fields.path, fields.sourcePath, fields.destinationPath].filter((path) => path !== undefined);
+function fieldOf(params: unknown, field: string): unknown {
+  return params !== null && typeof params === 'object'
+    ? (params as Record<string, unknown>)[field]
+    : undefined;
+}
+
+/** The paths a request names, as sent (the audit log records what the client asked for). */
+function pathsOf(method: Method, params: unknown): unknown[] {
+  return Object.keys(descriptorOf(method).paths)
+    .map((field) => fieldOf(params, field))
+    .filter((path) => path !== undefined);
 }
 
 async function callBroker(method: FsMethod, params: unknown, context: OperationContext): Promise<unknown> {
-  context.facts.paths = pathsOf(params);
+  context.facts.paths = pathsOf(method, params);
   const { result, info } = await context.broker.callWithInfo(method, params, context.call);
   context.facts.sandboxed = info.sandboxed;
-  if (method === 'fs/readFile')
-    context.facts.bytesRead = binaryLength((result as { dataBase64?: unknown }).dataBase64);
-  if (method === 'fs/writeFile') {
-    context.facts.bytesWritten = binaryLength((params as { dataBase64?: unknown }).dataBase64);
-  }
+  const binary = descriptorOf(method).binary ?? {};
+  if (binary.result !== undefined) context.facts.bytesRead = binaryLength(fieldOf(result, binary.result));
+  if (binary.params !== undefined) context.facts.bytesWritten = binaryLength(fieldOf(params, binary.params));
   return result;
 }
 
+/** A request without params is read as empty params, so the reply names the field it lacks. */
+function parseServerParams<M extends ServerMethod>(method: M, params: unknown) {
+  return parseParams(method, params ?? {});
+}
+
 async function openHandle(params: unknown, context: OperationContext): Promise<unknown> {
-  const open = parseOpenParams(params);
-  context.facts.paths = [open.path];
-  const handle = await context.handles.open(open, context.call.signal);
+  const { handleId } = parseServerParams('fs/open', params);
+  // Valid as a whole now; the broker's fs/openForRead parses the path and context for the operation.
+  const { path, sandbox } = params as ParamsIn<'fs/open'>;
+  context.facts.paths = [path];
+  const handle = await context.handles.open(
+    { handleId, path, sandbox: sandbox ?? null },
+    context.call.signal,
+  );
   context.facts.sandboxed = handle.sandboxed;
   return { handleId: handle.id };
 }
 
 async function readBlock(params: unknown, context: OperationContext): Promise<unknown> {
-  const request = parseReadBlockParams(params);
+  const request = parseServerParams('fs/readBlock', params);
   const existing = context.handles.get(request.handleId);
   if (existing) {
     context.facts.paths = [existing.path];
@@ -76,11 +112,11 @@ async function readBlock(params: unknown, context: OperationContext): Promise<un
   }
   const { block } = await context.handles.read(request, context.call.signal);
   context.facts.bytesRead = binaryLength(block.chunk);
-  return { chunk: block.chunk, eof: block.eof };
+  return block;
 }
 
 async function closeHandle(params: unknown, context: OperationContext): Promise<unknown> {
-  const closed = context.handles.close(parseCloseParams(params).handleId);
+  const closed = context.handles.close(parseServerParams('fs/close', params).handleId);
   if (closed) {
     context.facts.paths = [closed.path];
     context.facts.sandboxed = closed.sandboxed;
@@ -92,4 +128,9 @@ function binaryLength(value: unknown): number {
   if (typeof value === 'string') return decodedBase64Length(value);
   if (value instanceof Uint8Array) return value.byteLength;
   return 0;
+}
+
+/** The handshake's params, checked whole by the method table like every other method's. */
+export function parseInitializeParams(params: unknown): void {
+  parseServerParams('initialize', params);
 }

@@ -1,26 +1,30 @@
-import { FsError, LIMITS, type ReadBlockParams } from '@fs-sandbox/policy';
+import {
+  FsError,
+  LIMITS,
+  type ParsedParams,
+  type ResultOf,
+  type SandboxContextInput,
+} from '@fs-sandbox/policy';
 import type { ServerBroker } from './server-broker.js';
-import type { OpenHandleParams } from './server-params.js';
 
-/** What the broker's `fs/openForRead` reports about the file a handle reads. */
-interface FileIdentity {
-  dev: string;
-  ino: string;
+/** What a read handle is opened with: the path and context as the client sent them (already validated). */
+export interface OpenHandleParams {
+  handleId: string;
+  path: string;
+  sandbox: SandboxContextInput | null;
 }
 
 export interface ReadHandle {
   readonly id: string;
-  readonly path: unknown;
+  readonly path: string;
   /** The context the handle was opened with; every block read runs under it again. */
-  readonly sandbox: unknown;
-  readonly identity: FileIdentity;
+  readonly sandbox: SandboxContextInput | null;
+  /** What fs/openForRead reported about the file: every block read checks it is still that file. */
+  readonly identity: { dev: string; ino: string };
   readonly sandboxed: boolean;
 }
 
-export interface BlockResult {
-  chunk: string | Uint8Array;
-  eof: boolean;
-}
+type BlockResult = ResultOf<'fs/readRange'>;
 
 /**
  * The read handles of one connection (fs/open, fs/readBlock, fs/close). A handle holds no file
@@ -69,7 +73,7 @@ export class ReadHandleManager {
         id,
         path: params.path,
         sandbox: params.sandbox,
-        identity: identityOf(result),
+        identity: { dev: result.dev, ino: result.ino },
         sandboxed: info.sandboxed,
       };
       // The connection may have closed while the broker was opening: never resurrect a handle then.
@@ -82,7 +86,7 @@ export class ReadHandleManager {
   }
 
   async read(
-    params: ReadBlockParams,
+    params: ParsedParams<'fs/readBlock'>,
     signal: AbortSignal,
   ): Promise<{ handle: ReadHandle; block: BlockResult }> {
     const handle = this.handles.get(params.handleId);
@@ -99,7 +103,7 @@ export class ReadHandleManager {
         },
         { signal },
       );
-      return { handle, block: blockOf(result) };
+      return { handle, block: result };
     } catch (error) {
       // A failed read (file swapped, removed, helper died) leaves the handle unusable; closing it
       // frees the slot, unless the client already closed it and reused the id for a new file.
@@ -119,26 +123,4 @@ export class ReadHandleManager {
     this.closed = true;
     this.handles.clear();
   }
-}
-
-function identityOf(result: unknown): FileIdentity {
-  const fields = (result ?? {}) as Record<string, unknown>;
-  const dev = fields.dev;
-  const ino = fields.ino;
-  if (
-    (typeof dev !== 'string' && typeof dev !== 'number') ||
-    (typeof ino !== 'string' && typeof ino !== 'number')
-  ) {
-    throw new FsError('internal_error', 'fs/openForRead returned no file identity');
-  }
-  return { dev: String(dev), ino: String(ino) };
-}
-
-function blockOf(result: unknown): BlockResult {
-  const fields = (result ?? {}) as Record<string, unknown>;
-  const chunk = fields.chunk;
-  if ((typeof chunk !== 'string' && !(chunk instanceof Uint8Array)) || typeof fields.eof !== 'boolean') {
-    throw new FsError('internal_error', 'fs/readRange returned a malformed block');
-  }
-  return { chunk, eof: fields.eof };
 }

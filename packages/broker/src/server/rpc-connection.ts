@@ -7,7 +7,7 @@ import {
   initializeResult,
   repeatedInitializeError,
 } from './handshake.js';
-import { handlerFor, type OperationFacts, orderingKey } from './method-handlers.js';
+import { handlerFor, type OperationFacts, orderingKey, parseInitializeParams } from './method-handlers.js';
 import { parseMessage, quoteBounded, type TransportLabel } from './parse-message.js';
 import { ReadHandleManager } from './read-handles.js';
 import type { ReplyAccount, ReplyBudget } from './reply-budget.js';
@@ -20,7 +20,6 @@ import {
   UNPARSABLE_ID,
 } from './rpc-messages.js';
 import type { ServerBroker } from './server-broker.js';
-import { parseInitializeParams } from './server-params.js';
 import type { ServerStats } from './server-stats.js';
 import { errorKindOf, MethodNotFoundError, toRpcError } from './wire-errors.js';
 

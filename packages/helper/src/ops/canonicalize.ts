@@ -14,9 +14,9 @@ export async function canonicalPathOf(path: string): Promise<string> {
   }
 }
 
-export const canonicalizeOperation: Operation = {
-  async run(params, context) {
-    const path = pathParam(params, 'path', context.os);
+export const canonicalizeOperation: Operation<'fs/canonicalize'> = {
+  parse: (raw, os) => ({ path: pathParam(raw, 'path', os) }),
+  async run({ path }, context) {
     return { response: { path: nativeToPathUri(await canonicalPathOf(path), context.os) } };
   },
 };

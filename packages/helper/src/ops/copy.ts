@@ -34,7 +34,7 @@ import { fromOsError, hasErrno } from '../os-error.js';
 import { pathParam, requiredBoolean } from '../params.js';
 import { TEMP_NAME_ATTEMPTS, tempSiblingName } from '../temp-name.js';
 import { type GuardScope, TreeGuard } from '../tree-guard.js';
-import { type WalkEntry, walkTree } from '../tree-walk.js';
+import { type TreeEntry, walkTree } from '../tree-walk.js';
 import { type WriteTarget, withWriteTarget } from '../write-target.js';
 
 export interface CopyOptions {
@@ -308,7 +308,7 @@ async function copyTree(source: string, destination: string, options: CopyOption
       directory: DirectoryAnchor | null,
       parent: Landing | null,
     ): Landing => ({ physical, display, guard: guard.scope(physical, parent?.guard ?? null), directory });
-    const check = (parent: Landing, entry: WalkEntry): string => {
+    const check = (parent: Landing, entry: TreeEntry): string => {
       const physical = childPath(os, parent.physical, entry.name);
       guard.check(physical, childPath(os, parent.display, entry.name), 'create', parent.guard);
       return physical;
@@ -383,12 +383,14 @@ async function copyTree(source: string, destination: string, options: CopyOption
   }
 }
 
-export const copyOperation: Operation = {
-  async run(params, context) {
-    const source = pathParam(params, 'sourcePath', context.os);
-    const destination = pathParam(params, 'destinationPath', context.os);
-    const recursive = requiredBoolean(params, 'recursive');
-    await copyAt(source, destination, {
+export const copyOperation: Operation<'fs/copy'> = {
+  parse: (raw, os) => ({
+    sourcePath: pathParam(raw, 'sourcePath', os),
+    destinationPath: pathParam(raw, 'destinationPath', os),
+    recursive: requiredBoolean(raw, 'recursive'),
+  }),
+  async run({ sourcePath, destinationPath, recursive }, context) {
+    await copyAt(sourcePath, destinationPath, {
       os: context.os,
       recursive,
       sandboxed: context.sandboxed,

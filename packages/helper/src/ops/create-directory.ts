@@ -13,7 +13,7 @@ import { displayPath } from '../display-path.js';
 import { lstat, mkdir, stat } from '../fs-async.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
-import { optionalBoolean, pathParam } from '../params.js';
+import { pathParam, requiredBoolean } from '../params.js';
 
 /**
  * Creates a directory; an existing directory (or a link to one) is success, as in the reference.
@@ -138,10 +138,9 @@ async function blockedBy(path: string, os: HostOs, error: unknown): Promise<unkn
   return fromOsError(error, path);
 }
 
-export const createDirectoryOperation: Operation = {
-  async run(params, context) {
-    const path = pathParam(params, 'path', context.os);
-    const recursive = optionalBoolean(params, 'recursive', true);
+export const createDirectoryOperation: Operation<'fs/createDirectory'> = {
+  parse: (raw, os) => ({ path: pathParam(raw, 'path', os), recursive: requiredBoolean(raw, 'recursive') }),
+  async run({ path, recursive }, context) {
     await createDirectoryAt(path, recursive, context.os, context.guard);
     return { response: {} };
   },

@@ -44,9 +44,9 @@ async function followLink(path: string) {
   }
 }
 
-export const getMetadataOperation: Operation = {
-  async run(params, context) {
-    const path = pathParam(params, 'path', context.os);
+export const getMetadataOperation: Operation<'fs/getMetadata'> = {
+  parse: (raw, os) => ({ path: pathParam(raw, 'path', os) }),
+  async run({ path }) {
     return { response: { ...(await metadataOf(path)) } };
   },
 };

@@ -1,18 +1,13 @@
+import type { HelperResultOf } from '@fs-sandbox/policy';
 import { fsPathArg, type HostOs, LIMITS } from '@fs-sandbox/policy/core';
 import { childPath } from '../child-path.js';
 import { stat } from '../fs-async.js';
 import { listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';
 import { pathParam } from '../params.js';
-import { type WireFileName, wireFileName } from '../wire-file-name.js';
+import { wireFileName } from '../wire-file-name.js';
 
-export type DirectoryEntry = WireFileName & { isDirectory: boolean; isFile: boolean };
-
-export interface DirectoryListing {
-  entries: DirectoryEntry[];
-  /** Only present (true) when the directory held more than LIMITS.readDirectoryMaxEntries entries. */
-  truncated?: true;
-}
+type DirectoryListing = HelperResultOf<'fs/readDirectory'>;
 
 /**
  * Lists a directory in readdir order. The flags follow symlinks (like the reference); an entry
@@ -20,7 +15,7 @@ export interface DirectoryListing {
  */
 export async function readDirectoryAt(path: string, os: HostOs): Promise<DirectoryListing> {
   const listing = await listDirectory(path, LIMITS.readDirectoryMaxEntries);
-  const entries: DirectoryEntry[] = [];
+  const entries: DirectoryListing['entries'] = [];
   for (const entry of listing.entries) {
     let isDirectory = entry.type === 'directory';
     let isFile = entry.type === 'file';
@@ -35,9 +30,9 @@ export async function readDirectoryAt(path: string, os: HostOs): Promise<Directo
   return listing.truncated ? { entries, truncated: true } : { entries };
 }
 
-export const readDirectoryOperation: Operation = {
-  async run(params, context) {
-    const path = pathParam(params, 'path', context.os);
+export const readDirectoryOperation: Operation<'fs/readDirectory'> = {
+  parse: (raw, os) => ({ path: pathParam(raw, 'path', os) }),
+  async run({ path }, context) {
     return { response: { ...(await readDirectoryAt(path, context.os)) } };
   },
 };

@@ -58,9 +58,9 @@ export async function readOpenedFile(file: RegularFile, path: string, limit: num
   return growth.length === 0 ? buffer : Buffer.concat([buffer, ...growth]);
 }
 
-export const readFileOperation: Operation = {
-  async run(params, context) {
-    const path = pathParam(params, 'path', context.os);
+export const readFileOperation: Operation<'fs/readFile'> = {
+  parse: (raw, os) => ({ path: pathParam(raw, 'path', os) }),
+  async run({ path }, context) {
     const data = await readWholeFile(path, context.guard);
     return { response: { dataBase64: '' }, binary: { field: 'dataBase64', data } };
   },

@@ -1,12 +1,14 @@
+import type { HelperParamsOf } from '@fs-sandbox/policy';
 import { assertReadBlockLength, FsError, type PathGuard } from '@fs-sandbox/policy/core';
 import { displayPath } from '../display-path.js';
 import { openRegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
 import { fromOsError } from '../os-error.js';
 import { optionalObject, pathParam, requiredCount } from '../params.js';
-import type { FileIdentity } from './open-for-read.js';
 
-export interface ReadRangeResult {
+type FileIdentity = NonNullable<HelperParamsOf<'fs/readRange'>['identity']>;
+
+interface ReadRangeResult {
   chunk: Buffer;
   /** True only on a short read, as in the reference: a read ending exactly at the end says false. */
   eof: boolean;
@@ -19,7 +21,7 @@ export async function readRangeAt(
   path: string,
   offset: number,
   len: number,
-  identity: FileIdentity | undefined,
+  identity: FileIdentity | null | undefined,
   guard: PathGuard | null,
 ): Promise<ReadRangeResult> {
   const file = await openRegularFile(path, { guard });
@@ -28,6 +30,7 @@ export async function readRangeAt(
     // handle's file is gone as far as this reader can tell.
     if (
       identity !== undefined &&
+      identity !== null &&
       (file.dev.toString() !== identity.dev || file.ino.toString() !== identity.ino)
     ) {
       throw new FsError('not_found', `file changed since it was opened: ${displayPath(path)}`);
@@ -60,13 +63,18 @@ function identityParam(params: Record<string, unknown>): FileIdentity | undefine
   return { dev, ino };
 }
 
-export const readRangeOperation: Operation = {
-  async run(params, context) {
-    const path = pathParam(params, 'path', context.os);
-    const offset = requiredCount(params, 'offset');
-    const len = requiredCount(params, 'len');
+export const readRangeOperation: Operation<'fs/readRange'> = {
+  parse(raw, os) {
+    const len = requiredCount(raw, 'len');
     assertReadBlockLength(len);
-    const identity = identityParam(params);
+    return {
+      path: pathParam(raw, 'path', os),
+      offset: requiredCount(raw, 'offset'),
+      len,
+      identity: identityParam(raw),
+    };
+  },
+  async run({ path, offset, len, identity }, context) {
     const { chunk, eof } = await readRangeAt(path, offset, len, identity, context.guard);
     return { response: { chunk: '', eof }, binary: { field: 'chunk', data: chunk } };
   },

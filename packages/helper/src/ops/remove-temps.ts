@@ -11,7 +11,7 @@ import { openDirectory } from '../directory-anchor.js';
 import { unlink } from '../fs-async.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
-import { optionalString, pathParam, requiredBoolean } from '../params.js';
+import { pathParam, requiredBoolean } from '../params.js';
 import { walkTree } from '../tree-walk.js';
 
 /**
@@ -19,14 +19,15 @@ import { walkTree } from '../tree-walk.js';
  * tag in the directory `path` (a write's or a file copy's destination directory) or in the tree
  * below it (a tree copy's destination). Nothing else is touched; a missing directory is success.
  */
-export const removeTempsOperation: Operation = {
-  async run(params, context) {
-    const path = pathParam(params, 'path', context.os);
-    const tag = optionalString(params, 'tag');
-    if (tag === undefined || !TEMP_TAG.test(tag)) {
+export const removeTempsOperation: Operation<'fs/removeTemps'> = {
+  parse(raw, os) {
+    const tag = raw.tag;
+    if (typeof tag !== 'string' || !TEMP_TAG.test(tag)) {
       throw new FsError('invalid_params', 'invalid value for `tag`: expected 24 hexadecimal digits');
     }
-    const recursive = requiredBoolean(params, 'recursive');
+    return { path: pathParam(raw, 'path', os), tag, recursive: requiredBoolean(raw, 'recursive') };
+  },
+  async run({ path, tag, recursive }, context) {
     const root = await openDirectory(path, context.os, { noFollow: true, display: path }).catch(
       (error: unknown) => {
         if (error instanceof FsError && (error.kind === 'not_found' || error.kind === 'not_directory'))

@@ -16,9 +16,9 @@ import { readMountPoints } from '../freshness.js';
 import { lstat, rmdir, stat, unlink } from '../fs-async.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
-import { optionalBoolean, pathParam } from '../params.js';
+import { pathParam, requiredBoolean } from '../params.js';
 import { type GuardScope, TreeGuard } from '../tree-guard.js';
-import { type WalkEntry, walkTree } from '../tree-walk.js';
+import { type TreeEntry, walkTree } from '../tree-walk.js';
 
 export interface RemoveOptions {
   os: HostOs;
@@ -168,11 +168,11 @@ async function removeTree(located: LocatedName, name: string, options: RemoveOpt
       guard: guard.scope(physical, parent?.guard ?? null),
     });
     const walk = { os, maxEntries: LIMITS.treeMaxEntries, tooMany: tooMany(name), onLoop: 'refuse' } as const;
-    const enter = async (parent: RemovalScope, entry: WalkEntry, directory: DirectoryAnchor) => {
+    const enter = async (parent: RemovalScope, entry: TreeEntry, directory: DirectoryAnchor) => {
       guard.check(directory.physical, entry.display, 'remove', parent.guard);
       return scope(directory.physical, entry.display, parent);
     };
-    const check = (parent: RemovalScope, entry: WalkEntry): void =>
+    const check = (parent: RemovalScope, entry: TreeEntry): void =>
       guard.check(childPath(os, parent.physical, entry.name), entry.display, 'remove', parent.guard);
     await walkTree(
       root,
@@ -224,11 +224,13 @@ async function removeEmptyDirectory(access: string, path: string): Promise<void>
   }
 }
 
-export const removeOperation: Operation = {
-  async run(params, context) {
-    const path = pathParam(params, 'path', context.os);
-    const recursive = optionalBoolean(params, 'recursive', true);
-    const force = optionalBoolean(params, 'force', true);
+export const removeOperation: Operation<'fs/remove'> = {
+  parse: (raw, os) => ({
+    path: pathParam(raw, 'path', os),
+    recursive: requiredBoolean(raw, 'recursive'),
+    force: requiredBoolean(raw, 'force'),
+  }),
+  async run({ path, recursive, force }, context) {
     await removeAt(path, {
       os: context.os,
       recursive,

@@ -1,42 +1,16 @@
 import type { Stats } from 'node:fs';
-import {
-  assertWalkLimits,
-  FsError,
-  fsPathArg,
-  type HostOs,
-  LIMITS,
-  nativeToPathUri,
-} from '@fs-sandbox/policy/core';
+import type { HelperParamsOf, HelperResultOf } from '@fs-sandbox/policy';
+import { assertWalkLimits, fsPathArg, type HostOs, LIMITS, nativeToPathUri } from '@fs-sandbox/policy/core';
 import { childPath } from '../child-path.js';
 import { lstat, stat } from '../fs-async.js';
 import { type ListedEntry, listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';
 import { fromOsError } from '../os-error.js';
-import { optionalBoolean, optionalObject, pathParam, requiredCount } from '../params.js';
+import { pathParam, requiredBoolean, requiredCount, requiredObject } from '../params.js';
 
-export interface WalkOptions {
-  maxDepth: number;
-  maxDirectories: number;
-  maxEntries: number;
-  followDirectorySymlinks: boolean;
-  pruneHiddenDirectories: boolean;
-}
-
-export interface WalkEntry {
-  path: string;
-  kind: 'file' | 'directory';
-}
-
-export interface WalkError {
-  path: string;
-  message: string;
-}
-
-export interface WalkResult {
-  entries: WalkEntry[];
-  errors: WalkError[];
-  truncated: boolean;
-}
+type WalkOptions = HelperParamsOf<'fs/walk'>['options'];
+type WalkResult = HelperResultOf<'fs/walk'>;
+type WalkEntry = WalkResult['entries'][number];
 
 // JSON framing around each item's path (and message) when counting the response size: `{"path":"","kind":"directory"},`.
 const ITEM_OVERHEAD_BYTES = 32;
@@ -166,24 +140,24 @@ export async function walkAt(root: string, options: WalkOptions, os: HostOs): Pr
   return collector.result;
 }
 
-export function parseWalkOptions(raw: Record<string, unknown>): WalkOptions {
+function parseWalkOptions(raw: Record<string, unknown>): WalkOptions {
   const options: WalkOptions = {
     maxDepth: requiredCount(raw, 'maxDepth'),
     maxDirectories: requiredCount(raw, 'maxDirectories'),
     maxEntries: requiredCount(raw, 'maxEntries'),
-    followDirectorySymlinks: optionalBoolean(raw, 'followDirectorySymlinks', false),
-    pruneHiddenDirectories: optionalBoolean(raw, 'pruneHiddenDirectories', false),
+    followDirectorySymlinks: requiredBoolean(raw, 'followDirectorySymlinks'),
+    pruneHiddenDirectories: requiredBoolean(raw, 'pruneHiddenDirectories'),
   };
   assertWalkLimits(options);
   return options;
 }
 
-export const walkOperation: Operation = {
-  async run(params, context) {
-    const path = pathParam(params, 'path', context.os);
-    const rawOptions = optionalObject(params, 'options');
-    if (rawOptions === undefined) throw new FsError('invalid_params', 'missing field `options`');
-    const result = await walkAt(path, parseWalkOptions(rawOptions), context.os);
-    return { response: { ...result } };
+export const walkOperation: Operation<'fs/walk'> = {
+  parse: (raw, os) => ({
+    path: pathParam(raw, 'path', os),
+    options: parseWalkOptions(requiredObject(raw, 'options')),
+  }),
+  async run({ path, options }, context) {
+    return { response: await walkAt(path, options, context.os) };
   },
 };

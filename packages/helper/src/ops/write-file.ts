@@ -1,14 +1,13 @@
-import { decodeStrictBase64, FsError, fsPathArg, type HostOs, type PathGuard } from '@fs-sandbox/policy/core';
+import type { WriteMode } from '@fs-sandbox/policy';
+import { FsError, fsPathArg, type HostOs, type PathGuard } from '@fs-sandbox/policy/core';
 import { atomicWrite } from '../atomic-write.js';
 import { displayPath } from '../display-path.js';
 import { lstat } from '../fs-async.js';
 import { sameVersion, sha256OfFile } from '../hash-file.js';
 import type { Operation } from '../operation.js';
 import { fromOsError } from '../os-error.js';
-import { optionalString, pathParam } from '../params.js';
+import { optionalMatch, pathParam, requiredBytes, requiredChoice } from '../params.js';
 import { type LocatedWriteTarget, withWriteTarget } from '../write-target.js';
-
-export type WriteMode = 'overwrite' | 'create';
 
 export interface WriteFileOptions {
   os: HostOs;
@@ -82,46 +81,21 @@ async function checkExpectedHash(target: LocatedWriteTarget, expected: string): 
   };
 }
 
-function dataParam(params: Record<string, unknown>): Uint8Array {
-  const value = params.dataBase64;
-  if (value === undefined) throw new FsError('invalid_params', 'missing field `dataBase64`');
-  // Raw bytes arrive here from the binary framing (or an in-process caller); they were never base64.
-  if (value instanceof Uint8Array) return value;
-  if (typeof value !== 'string') {
-    throw new FsError('invalid_params', 'invalid type for `dataBase64`: expected a base64 string');
-  }
-  return decodeStrictBase64(value, 'fs/writeFile', 'dataBase64');
-}
-
-function modeParam(params: Record<string, unknown>): WriteMode {
-  const value = optionalString(params, 'mode') ?? 'overwrite';
-  if (value !== 'overwrite' && value !== 'create') {
-    throw new FsError('invalid_params', `unknown variant \`${value}\`, expected \`overwrite\` or \`create\``);
-  }
-  return value;
-}
-
-function expectedShaParam(params: Record<string, unknown>): string | undefined {
-  const value = optionalString(params, 'expectedSha256');
-  if (value !== undefined && !SHA256_HEX.test(value)) {
-    throw new FsError('invalid_params', 'invalid value for `expectedSha256`: expected 64 hexadecimal digits');
-  }
-  return value;
-}
-
-export const writeFileOperation: Operation = {
-  async run(params, context) {
-    // Every param is checked before the disk is touched: bad base64 must not leave a half-made file.
-    const path = pathParam(params, 'path', context.os);
-    const data = dataParam(params);
-    const mode = modeParam(params);
-    const expectedSha256 = expectedShaParam(params);
-    await writeFileAt(path, data, {
+export const writeFileOperation: Operation<'fs/writeFile'> = {
+  // Every param is checked before the disk is touched: a bad one must not leave a half-made file.
+  parse: (raw, os) => ({
+    path: pathParam(raw, 'path', os),
+    dataBase64: requiredBytes(raw, 'dataBase64'),
+    mode: requiredChoice(raw, 'mode', ['overwrite', 'create']),
+    expectedSha256: optionalMatch(raw, 'expectedSha256', SHA256_HEX, '64 hexadecimal digits'),
+  }),
+  async run({ path, dataBase64, mode, expectedSha256 }, context) {
+    await writeFileAt(path, dataBase64, {
       os: context.os,
       sandboxed: context.sandboxed,
       guard: context.guard,
       mode,
-      ...(expectedSha256 === undefined ? {} : { expectedSha256 }),
+      ...(expectedSha256 == null ? {} : { expectedSha256 }),
     });
     return { response: {} };
   },

@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { decimalSchema, u64Schema } from './primitives.js';
 
-/** Results of every fs method. Paths in results are canonical `file:` URIs, as in the reference. */
+/** Results of every method. Paths in results are canonical `file:` URIs, as in the reference. */
 
 export const emptyResultSchema = z.object({});
-export type EmptyResult = z.output<typeof emptyResultSchema>;
 
 export const readFileResultSchema = z.object({ dataBase64: z.string() });
-export type ReadFileResult = z.output<typeof readFileResultSchema>;
 
 export const getMetadataResultSchema = z.object({
   isDirectory: z.boolean(),
@@ -17,39 +15,64 @@ export const getMetadataResultSchema = z.object({
   createdAtMs: z.number(),
   modifiedAtMs: z.number(),
 });
-export type GetMetadataResult = z.output<typeof getMetadataResultSchema>;
 
 export const canonicalizeResultSchema = z.object({ path: z.string() });
-export type CanonicalizeResult = z.output<typeof canonicalizeResultSchema>;
 
 export const readDirectoryEntrySchema = z.object({
   fileName: z.string(),
+  /**
+   * Set only for a name that is not valid UTF-8: `fileName` then has every byte that is not part of
+   * valid UTF-8, and every `%`, written as `%XX`, so percent-decoding it gives the exact bytes.
+   */
+  nonUtf8Name: z.literal(true).optional(),
   isDirectory: z.boolean(),
   isFile: z.boolean(),
 });
-export type ReadDirectoryEntry = z.output<typeof readDirectoryEntrySchema>;
-export const readDirectoryResultSchema = z.object({ entries: z.array(readDirectoryEntrySchema) });
-export type ReadDirectoryResult = z.output<typeof readDirectoryResultSchema>;
+export const readDirectoryResultSchema = z.object({
+  entries: z.array(readDirectoryEntrySchema),
+  /** Only present (true) when the directory held more entries than a listing returns. */
+  truncated: z.literal(true).optional(),
+});
 
 export const walkEntrySchema = z.object({ path: z.string(), kind: z.enum(['file', 'directory']) });
-export type WalkEntry = z.output<typeof walkEntrySchema>;
 export const walkErrorSchema = z.object({ path: z.string(), message: z.string() });
-export type WalkError = z.output<typeof walkErrorSchema>;
 export const walkResultSchema = z.object({
   entries: z.array(walkEntrySchema),
   errors: z.array(walkErrorSchema),
   truncated: z.boolean(),
 });
-export type WalkResult = z.output<typeof walkResultSchema>;
 
 export const openResultSchema = z.object({ handleId: z.string() });
-export type OpenResult = z.output<typeof openResultSchema>;
 
 export const readBlockResultSchema = z.object({ chunk: z.string(), eof: z.boolean() });
-export type ReadBlockResult = z.output<typeof readBlockResultSchema>;
 
 export const openForReadResultSchema = z.object({ size: u64Schema, dev: decimalSchema, ino: decimalSchema });
-export type OpenForReadResult = z.output<typeof openForReadResultSchema>;
 
 export const readRangeResultSchema = z.object({ chunk: z.string(), eof: z.boolean() });
-export type ReadRangeResult = z.output<typeof readRangeResultSchema>;
+
+/**
+ * Capabilities are listed only when true: a Codex client treats an absent bit as "unsupported", so
+ * leaving out `fileWriteStreaming` keeps it from ever sending fs/open `mode:"replace"` or fs/writeBlock.
+ */
+export const serverCapabilitiesSchema = z.object({
+  sandboxedFileStreaming: z.literal(true),
+  /** fs/writeFile accepts `mode` ("overwrite" | "create") and `expectedSha256`. */
+  writeFileModes: z.literal(true),
+  /** Every error carries `data.errorKind`. */
+  errorKinds: z.literal(true),
+});
+
+/** What `initialize` answers: only the fields and capabilities this server can honestly claim. */
+export const initializeResultSchema = z.object({
+  sessionId: z.string(),
+  environmentInfo: z.object({
+    executor: z.literal('fs-sandbox'),
+    executorVersion: z.string(),
+    cwd: z.string(),
+    userHomeDir: z.string(),
+    platformOs: z.string(),
+    temporaryDirectories: z.array(z.string()),
+    tempDir: z.string(),
+    capabilities: serverCapabilitiesSchema,
+  }),
+});

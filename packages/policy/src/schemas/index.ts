@@ -1,6 +1,5 @@
 export * from './fs-params.js';
 export * from './fs-results.js';
-export * from './helper-protocol.js';
 export * from './method-schemas.js';
 export * from './primitives.js';
 export * from './sandbox-context.js';

@@ -1,11 +1,24 @@
 import { z } from 'zod';
-import { parsePathUri } from '../path-uri.js';
+import { parsePathUri, readPathUri } from '../path-uri.js';
 import { invalidTypeMessage } from './serde-messages.js';
 
 /** A wire path: validated and returned in canonical `file:` form (path-uri.ts holds the rules). */
 export const pathUriSchema = z.string().transform((value, ctx) => {
   try {
     return parsePathUri(value);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message, input: value });
+    return z.NEVER;
+  }
+});
+
+/**
+ * A path param of a method: validated like `pathUriSchema` and kept taken apart, so the broker turns
+ * it into this host's native path without parsing the URI a second time.
+ */
+export const requestPathSchema = z.string().transform((value, ctx) => {
+  try {
+    return readPathUri(value);
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: (error as Error).message, input: value });
     return z.NEVER;
@@ -23,8 +36,13 @@ export const u64Schema = z
   })
   .refine((n) => Number.isSafeInteger(n) && n >= 0, { message: 'invalid number', abort: true });
 
-/** `bool | null`, as the reference accepts for its optional flags; null means the default. */
-export const optionalFlagSchema = z.boolean().nullish();
+/** `bool | null`, as the reference accepts for its optional flags; absent or null is `byDefault`. */
+export function optionalFlagSchema(byDefault: boolean) {
+  return z
+    .boolean()
+    .nullish()
+    .transform((value) => value ?? byDefault);
+}
 
 /** A SHA-256 digest in hex; normalised to lower case so comparisons are plain string equality. */
 export const sha256HexSchema = z

@@ -1,0 +1,58 @@
+import { decodeStrictBase64 } from './base64.js';
+import type { HostOs } from './host-os.js';
+import { descriptorOf, type HelperMethod, type HelperParamsOf, type PathAccess } from './method-table.js';
+import { nativePathOf, type ParsedPathUri } from './path-uri.js';
+import { parseParams } from './schemas/method-schemas.js';
+import type { SandboxContext } from './schemas/sandbox-context.js';
+
+/** A path a request touches, native, with the access the method table gives it. */
+export interface TouchedPath {
+  field: string;
+  path: string;
+  access: PathAccess;
+}
+
+/** A helper method's params parsed once, split into what the helper gets and what stays with the broker. */
+export interface HelperBoundParams<M extends HelperMethod> {
+  /** What the helper receives: native paths, decoded bytes, defaults applied, no sandbox context. */
+  params: HelperParamsOf<M>;
+  paths: TouchedPath[];
+  sandbox: SandboxContext | null | undefined;
+}
+
+/**
+ * Parses raw params of a helper method against its table entry and converts them for the helper:
+ * each path param to this host's native path (from the URI parsed once, by the schema), the binary
+ * param from base64 to bytes (decoded once; the bytes then travel beside the JSON and are never
+ * re-encoded). Throws the FsError the params deserve.
+ */
+export function parseForHelper<M extends HelperMethod>(
+  method: M,
+  raw: unknown,
+  os: HostOs,
+): HelperBoundParams<M> {
+  const parsed = parseParams(method, raw) as Record<string, unknown>;
+  const descriptor = descriptorOf(method);
+  const binaryField = descriptor.binary?.params;
+  const paths: TouchedPath[] = [];
+  const params: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(parsed)) {
+    if (field === 'sandbox') continue;
+    const access = descriptor.paths[field];
+    if (access !== undefined) {
+      const path = nativePathOf(value as ParsedPathUri, os);
+      paths.push({ field, path, access });
+      params[field] = path;
+    } else if (field === binaryField) {
+      const decoded = decodeStrictBase64(value as string, method, field);
+      params[field] = new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength);
+    } else {
+      params[field] = value;
+    }
+  }
+  return {
+    params: params as HelperParamsOf<M>,
+    paths,
+    sandbox: parsed.sandbox as SandboxContext | null | undefined,
+  };
+}

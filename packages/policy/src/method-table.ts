@@ -1,0 +1,265 @@
+import type { z } from 'zod';
+import { FsError } from './error-kinds.js';
+import { assertHandleIdLength, assertReadBlockLength, assertWalkLimits } from './request-bounds.js';
+import * as params from './schemas/fs-params.js';
+import * as results from './schemas/fs-results.js';
+
+/**
+ * The method table: every method fs-sandbox knows, as one descriptor each. Its params and result
+ * schemas are the single source of the method's types; the rest says how the method is served:
+ *
+ * - `answeredBy`: `helper` methods run as one helper operation each (in-process or sandboxed, as
+ *   the context decides); `server` methods are answered by the JSON-RPC server itself (the
+ *   handshake and the read handles, which hold state across requests).
+ * - `exposed`: on the JSON-RPC wire and in `fs-sandbox call`. The others are operations the broker
+ *   runs for its own purposes (the read handles' block reads, the clean-up after a killed helper).
+ * - `paths`: every path param with the access it needs. The pre-check, the conversion to native
+ *   paths, the audit log and the temp-file clean-up all read this; a path param missing here would
+ *   reach no check, so parsing a method whose schema has one unlisted fails its table test.
+ * - `binary`: the params field whose bytes travel beside the JSON to the helper, and the result
+ *   field that holds file bytes (a Buffer in the library, base64 on the wire).
+ * - `orderedBy`: requests naming the same value of this field run in arrival order on a connection.
+ * - `checkBounds`: limits checked after the params parsed; they fail as invalid *request* (-32600)
+ *   with fixed texts, as the reference's do.
+ *
+ * Adding a method is one entry here, one operation module (helper `ops/` or a server handler), and
+ * its tests; the compiler then asks for whatever else is missing.
+ */
+
+/** How a request uses a path: `write` creates or replaces a file, `create` only makes new names. */
+export type PathAccess = 'read' | 'write' | 'create' | 'remove';
+
+export interface MethodDescriptor {
+  readonly summary: string;
+  readonly params: z.ZodType;
+  readonly result: z.ZodType;
+  readonly answeredBy: 'helper' | 'server';
+  readonly exposed: boolean;
+  readonly paths: Readonly<Record<string, PathAccess>>;
+  readonly binary?: { readonly params?: string; readonly result?: string };
+  readonly orderedBy?: string;
+  readonly checkBounds?: (parsed: never) => void;
+}
+
+export const METHOD_TABLE = {
+  initialize: {
+    summary: 'Start a connection (once, before anything else; then send `initialized`).',
+    params: params.initializeParamsSchema,
+    result: results.initializeResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: {},
+  },
+  'fs/readFile': {
+    summary: 'Read a whole regular file (at most 512 MiB; larger files through fs/open).',
+    params: params.readFileParamsSchema,
+    result: results.readFileResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { path: 'read' },
+    binary: { result: 'dataBase64' },
+  },
+  'fs/writeFile': {
+    summary: 'Write a whole file atomically; `mode: "create"` and `expectedSha256` guard it.',
+    params: params.writeFileParamsSchema,
+    result: results.emptyResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { path: 'write' },
+    binary: { params: 'dataBase64' },
+  },
+  'fs/createDirectory': {
+    summary: 'Make a directory (and its missing parents unless `recursive: false`).',
+    params: params.createDirectoryParamsSchema,
+    result: results.emptyResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { path: 'create' },
+  },
+  'fs/getMetadata': {
+    summary: 'Kind, size and times of a path (follows a final symlink, reports that it was one).',
+    params: params.getMetadataParamsSchema,
+    result: results.getMetadataResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { path: 'read' },
+  },
+  'fs/canonicalize': {
+    summary: 'The real path of an existing path (symlinks resolved).',
+    params: params.canonicalizeParamsSchema,
+    result: results.canonicalizeResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { path: 'read' },
+  },
+  'fs/readDirectory': {
+    summary: 'The entries of a directory, sorted by name.',
+    params: params.readDirectoryParamsSchema,
+    result: results.readDirectoryResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { path: 'read' },
+  },
+  'fs/remove': {
+    summary: 'Remove a file, or a tree with `recursive` (refused whole if any part may not go).',
+    params: params.removeParamsSchema,
+    result: results.emptyResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { path: 'remove' },
+  },
+  'fs/copy': {
+    summary: 'Copy a file, or a tree with `recursive`, to a new or replaced destination.',
+    params: params.copyParamsSchema,
+    result: results.emptyResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { sourcePath: 'read', destinationPath: 'write' },
+  },
+  'fs/walk': {
+    summary: 'List a tree breadth-first within depth, directory and entry limits.',
+    params: params.walkParamsSchema,
+    result: results.walkResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { path: 'read' },
+    checkBounds: (parsed: z.output<typeof params.walkParamsSchema>) => assertWalkLimits(parsed.options),
+  },
+  'fs/open': {
+    summary: 'Open a read handle on a regular file, under the given sandbox.',
+    params: params.openParamsSchema,
+    result: results.openResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: { path: 'read' },
+    orderedBy: 'handleId',
+    checkBounds: (parsed: z.output<typeof params.openParamsSchema>) => {
+      assertHandleIdLength(parsed.handleId);
+      // Write streaming would need a sandboxed writer that outlives one helper run; until that
+      // exists it is refused outright rather than written outside the helper.
+      if (parsed.mode === 'replace') {
+        throw new FsError(
+          'invalid_request',
+          'fs/open mode `replace` (write streaming) is not supported by fs-sandbox; use fs/writeFile',
+        );
+      }
+    },
+  },
+  'fs/readBlock': {
+    summary: 'Read one block of an open handle (each block is one sandboxed read).',
+    params: params.readBlockParamsSchema,
+    result: results.readBlockResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: {},
+    binary: { result: 'chunk' },
+    orderedBy: 'handleId',
+    checkBounds: (parsed: z.output<typeof params.readBlockParamsSchema>) => {
+      assertHandleIdLength(parsed.handleId);
+      assertReadBlockLength(parsed.len);
+    },
+  },
+  'fs/close': {
+    summary: 'Close a read handle (closing an unknown one succeeds).',
+    params: params.closeParamsSchema,
+    result: results.emptyResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: {},
+    orderedBy: 'handleId',
+    checkBounds: (parsed: z.output<typeof params.closeParamsSchema>) => assertHandleIdLength(parsed.handleId),
+  },
+  'fs/openForRead': {
+    summary: 'Check a readable regular file and report its identity (behind fs/open).',
+    params: params.openForReadParamsSchema,
+    result: results.openForReadResultSchema,
+    answeredBy: 'helper',
+    exposed: false,
+    paths: { path: 'read' },
+  },
+  'fs/readRange': {
+    summary: 'One positional read, refused if the file is no longer the one opened (behind fs/readBlock).',
+    params: params.readRangeParamsSchema,
+    result: results.readRangeResultSchema,
+    answeredBy: 'helper',
+    exposed: false,
+    paths: { path: 'read' },
+    binary: { result: 'chunk' },
+    checkBounds: (parsed: z.output<typeof params.readRangeParamsSchema>) => assertReadBlockLength(parsed.len),
+  },
+  'fs/removeTemps': {
+    summary: 'Remove the temporary files a killed helper left (only names with its tag).',
+    params: params.removeTempsParamsSchema,
+    result: results.emptyResultSchema,
+    answeredBy: 'helper',
+    exposed: false,
+    paths: { path: 'remove' },
+  },
+} as const satisfies Record<string, MethodDescriptor>;
+
+type Table = typeof METHOD_TABLE;
+
+export type Method = keyof Table;
+/** Methods one helper operation performs. */
+export type HelperMethod = { [M in Method]: Table[M]['answeredBy'] extends 'helper' ? M : never }[Method];
+/** Methods the JSON-RPC server answers itself. */
+export type ServerMethod = Exclude<Method, HelperMethod>;
+/** Methods a client may send (JSON-RPC, `fs-sandbox call`). */
+export type ExposedMethod = { [M in Method]: Table[M]['exposed'] extends true ? M : never }[Method];
+
+/** Params as a caller writes them (path URIs as strings, base64 as a string). */
+export type ParamsIn<M extends Method> = z.input<Table[M]['params']>;
+/** Params as parsed: defaults applied, path params taken apart (`ParsedPathUri`). */
+export type ParsedParams<M extends Method> = z.output<Table[M]['params']>;
+/** The result as the JSON-RPC wire carries it (file bytes as base64). */
+export type WireResultOf<M extends Method> = z.output<Table[M]['result']>;
+
+export type PathFieldOf<M extends Method> = keyof Table[M]['paths'] & string;
+type BinaryOf<M extends Method, Side extends 'params' | 'result'> = Table[M] extends {
+  binary: { [S in Side]: infer Field };
+}
+  ? Field
+  : never;
+export type BinaryParamsFieldOf<M extends Method> = BinaryOf<M, 'params'>;
+export type BinaryResultFieldOf<M extends Method> = BinaryOf<M, 'result'>;
+
+/**
+ * The result as the library returns it: file bytes as a Buffer (the base64 of a 512 MiB file does
+ * not fit in a JavaScript string; the server encodes them when it replies).
+ */
+export type ResultOf<M extends Method> = {
+  [K in keyof WireResultOf<M>]: K extends BinaryResultFieldOf<M> ? Buffer : WireResultOf<M>[K];
+};
+
+/**
+ * What the helper receives: the parsed params with every path param a native absolute path and the
+ * binary param as bytes. The sandbox context stays with the broker: the helper is told only whether
+ * it runs sandboxed and the path guard that holds there.
+ */
+export type HelperParamsOf<M extends HelperMethod> = {
+  [K in Exclude<keyof ParsedParams<M>, 'sandbox'>]: K extends PathFieldOf<M>
+    ? string
+    : K extends BinaryParamsFieldOf<M>
+      ? Uint8Array
+      : ParsedParams<M>[K];
+};
+export type HelperResultOf<M extends HelperMethod> = WireResultOf<M>;
+
+export function isMethod(name: string): name is Method {
+  return Object.hasOwn(METHOD_TABLE, name);
+}
+
+export function descriptorOf(method: Method): MethodDescriptor {
+  return METHOD_TABLE[method];
+}
+
+export function isHelperMethod(name: string): name is HelperMethod {
+  return isMethod(name) && METHOD_TABLE[name].answeredBy === 'helper';
+}
+
+export function isExposedMethod(name: string): name is ExposedMethod {
+  return isMethod(name) && METHOD_TABLE[name].exposed;
+}
+
+/** Every method, in table order (help texts, the README's table). */
+export const METHODS = Object.keys(METHOD_TABLE) as Method[];
