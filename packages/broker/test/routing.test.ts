@@ -160,10 +160,12 @@ describe('createBroker routing', () => {
       sandbox: workspace(),
     });
     expect(info).toEqual({ sandboxed: true, backend: 'bwrap' });
-    const request = seen as { params: Record<string, unknown>; binary: { field: string; data: Uint8Array } };
-    expect(request.params.dataBase64).toBe('');
-    expect(request.binary.field).toBe('dataBase64');
-    expect([...request.binary.data]).toEqual([0, 1, 2]);
+    // Decoded once by the broker; the encoder sends these bytes raw after the JSON line.
+    const request = seen as { params: Record<string, unknown>; sandboxed: boolean };
+    expect(request.params.path).toBe(join(dir, 'w.txt'));
+    expect([...(request.params.dataBase64 as Uint8Array)]).toEqual([0, 1, 2]);
+    expect(request.params).not.toHaveProperty('sandbox');
+    expect(request.sandboxed).toBe(true);
   });
 
   it('validates params and base64 before any spawn', async () => {

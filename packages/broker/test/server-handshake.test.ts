@@ -61,7 +61,11 @@ describe('handshake', () => {
   it('requires clientName, and a failed initialize can be retried', async () => {
     const client = new StdioClient(makeServer().server);
     expect(await client.request('initialize', {}, 1)).toEqual({
-      error: { code: -32602, message: 'missing field `clientName`', data: { errorKind: 'invalid_params' } },
+      error: {
+        code: -32602,
+        message: 'missing field `clientName`',
+        data: { errorKind: 'invalid_params', field: 'clientName' },
+      },
       id: 1,
     });
     expect(await client.request('initialize', { clientName: 7 }, 2)).toMatchObject({

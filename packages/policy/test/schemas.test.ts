@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FsError } from '../src/error-kinds.js';
 import type { Method } from '../src/method-table.js';
+import { canonicalPathUri, nativePathOf } from '../src/path-uri.js';
 import { parseParams, parseResult, parseSandboxContext } from '../src/schemas/index.js';
 
 function failure(fn: () => unknown): FsError {
@@ -169,11 +170,11 @@ describe('sandbox context schema', () => {
 });
 
 describe('parseParams', () => {
-  it('parses readFile with a null sandbox', () => {
-    expect(parseParams('fs/readFile', { path: 'FILE:///a/./b', sandbox: null })).toEqual({
-      path: 'file:///a/b',
-      sandbox: null,
-    });
+  it('parses readFile with a null sandbox, keeping the path taken apart once', () => {
+    const parsed = parseParams('fs/readFile', { path: 'FILE:///a/./b', sandbox: null });
+    expect(parsed).toEqual({ path: { host: '', drive: null, segments: ['a', 'b'] }, sandbox: null });
+    expect(canonicalPathUri(parsed.path)).toBe('file:///a/b');
+    expect(nativePathOf(parsed.path, 'linux')).toBe('/a/b');
   });
   it('names a missing field', () => {
     expect(failure(() => parseParams('fs/readFile', {})).message).toBe('missing field `path`');
@@ -212,10 +213,14 @@ describe('parseParams', () => {
         .message,
     ).toBe('expectedSha256 must be 64 hexadecimal characters');
   });
-  it('accepts null for optional flags', () => {
-    expect(parseParams('fs/remove', { path: 'file:///x', recursive: null, force: true })).toMatchObject({
-      recursive: null,
-      force: true,
+  it('accepts null for optional flags and applies their defaults', () => {
+    expect(parseParams('fs/remove', { path: 'file:///x', recursive: null, force: false })).toMatchObject({
+      recursive: true,
+      force: false,
+    });
+    expect(parseParams('fs/createDirectory', { path: 'file:///x' })).toMatchObject({ recursive: true });
+    expect(parseParams('fs/writeFile', { path: 'file:///x', dataBase64: '' })).toMatchObject({
+      mode: 'overwrite',
     });
     expect(failure(() => parseParams('fs/remove', { path: 'file:///x', recursive: 'yes' })).message).toBe(
       'invalid type: string "yes", expected a boolean',
@@ -228,7 +233,10 @@ describe('parseParams', () => {
       maxEntries: 50000,
       followDirectorySymlinks: false,
     };
-    expect(parseParams('fs/walk', { path: 'file:///w', options }).options).toEqual(options);
+    expect(parseParams('fs/walk', { path: 'file:///w', options }).options).toEqual({
+      ...options,
+      pruneHiddenDirectories: false,
+    });
     const e = failure(() =>
       parseParams('fs/walk', { path: 'file:///w', options: { ...options, maxDepth: 65 } }),
     );
@@ -296,7 +304,7 @@ describe('parseParams', () => {
   });
   it('validates the internal helper ops', () => {
     expect(parseParams('fs/openForRead', { path: 'file:///x', sandbox: null })).toEqual({
-      path: 'file:///x',
+      path: { host: '', drive: null, segments: ['x'] },
       sandbox: null,
     });
     expect(
