@@ -56,7 +56,7 @@ export interface OsErrorOptions {
   noFollow?: boolean;
 }
 
-export function errnoCode(error: unknown): string | undefined {
+function errnoCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' ? code : undefined;

@@ -35,7 +35,6 @@ export const RPC_CODES = {
   invalidParams: -32602,
   internalError: -32603,
   notFound: -32004,
-  parseError: -32600,
 } as const;
 
 /**
@@ -66,7 +65,7 @@ const CODE_BY_KIND: Record<ErrorKind, number> = {
   internal_error: RPC_CODES.internalError,
 };
 
-export function codeForErrorKind(kind: ErrorKind): number {
+function codeForErrorKind(kind: ErrorKind): number {
   return CODE_BY_KIND[kind];
 }
 

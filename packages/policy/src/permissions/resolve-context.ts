@@ -38,7 +38,7 @@ export interface ResolveOptions {
   tmpdir?: string | null;
 }
 
-export const CWD_REQUIRED_MESSAGE = 'file system sandbox context with dynamic permissions requires cwd';
+const CWD_REQUIRED_MESSAGE = 'file system sandbox context with dynamic permissions requires cwd';
 
 /**
  * Decides whether a context needs the platform sandbox and, if so, turns it into a self-contained
