@@ -82,15 +82,6 @@ export function resolveSandboxContext(
   };
 }
 
-/** Whether a context must run under the platform sandbox; throws (fail closed) when it cannot be resolved. */
-export function shouldRunInSandbox(
-  context: SandboxContext | null | undefined,
-  os: HostOs,
-  options: ResolveOptions = {},
-): boolean {
-  return resolveSandboxContext(context, os, options).sandboxed;
-}
-
 function resolveTmpdir(context: SandboxContext, os: HostOs, options: ResolveOptions): string | null {
   if (options.tmpdir) {
     const normalized = normalizeNativePath(os, options.tmpdir);
