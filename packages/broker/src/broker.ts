@@ -4,6 +4,7 @@ import {
   FsError,
   type HelperMethod,
   type HostOs,
+  isFsError,
   isHelperMethod,
   type ParamsIn,
   type ResultOf,
@@ -169,9 +170,9 @@ function resultOf<M extends HelperMethod>(reply: HelperReply): ResultOf<M> {
   return result as ResultOf<M>;
 }
 
-/** The one error mapping at the broker boundary: FsErrors pass through, anything else is internal. */
+/** The one error mapping at the broker boundary: FsErrors from any copy pass through, anything else is internal. */
 function asFsError(error: unknown): FsError {
-  if (error instanceof FsError) return error;
+  if (isFsError(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
   return new FsError('internal_error', `internal broker error: ${message}`);
 }

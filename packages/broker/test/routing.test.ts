@@ -2,7 +2,13 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HelperReply } from '@fs-sandbox/helper';
-import { FsError, nativeToPathUri, parseSandboxContext, type SandboxContextInput } from '@fs-sandbox/policy';
+import {
+  FsError,
+  nativeToPathUri,
+  parseSandboxContext,
+  type SandboxContextInput,
+  toWireError,
+} from '@fs-sandbox/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LaunchSpec, SandboxBackend } from '../src/backends/backend.js';
 import { type BrokerOptions, createBroker } from '../src/broker.js';
@@ -107,7 +113,7 @@ describe('createBroker routing', () => {
   it('runs a context that needs no sandbox in-process, for real', async () => {
     const { broker, launches } = observedBroker({
       status: 'error',
-      payload: new FsError('internal_error', 'x').toWire(),
+      payload: toWireError(new FsError('internal_error', 'x')),
     });
     const path = join(dir, 'in-process.txt');
     const { result, info } = await broker.callWithInfo('fs/writeFile', {

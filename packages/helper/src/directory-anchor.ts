@@ -4,6 +4,7 @@ import {
   FsError,
   fsPathArg,
   type HostOs,
+  isFsError,
   joinPath,
   parentPath,
   splitNativePath,
@@ -143,7 +144,7 @@ export async function locateName(path: string, os: HostOs): Promise<LocatedName>
   try {
     anchor = await openDirectory(parent, os, { display: parent });
   } catch (error) {
-    if (error instanceof FsError && error.kind === 'not_found') {
+    if (isFsError(error) && error.kind === 'not_found') {
       throw new FsError(
         'not_found',
         `No such file or directory: ${displayPath(path)} (its parent directory ${displayPath(parent)} does not exist)`,
@@ -158,7 +159,7 @@ export async function locateName(path: string, os: HostOs): Promise<LocatedName>
 export function isNotEnterable(error: unknown): boolean {
   return (
     hasErrno(error, 'ELOOP', 'ENOTDIR', 'ENOENT') ||
-    (error instanceof FsError &&
+    (isFsError(error) &&
       (error.kind === 'symlink_escape' || error.kind === 'not_directory' || error.kind === 'not_found'))
   );
 }

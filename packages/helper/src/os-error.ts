@@ -1,4 +1,4 @@
-import { type ErrorKind, FsError } from '@fs-sandbox/policy/core';
+import { type ErrorKind, FsError, isFsError } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
 
 /**
@@ -56,7 +56,7 @@ export interface OsErrorOptions {
   noFollow?: boolean;
 }
 
-export function errnoCode(error: unknown): string | undefined {
+function errnoCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' ? code : undefined;
@@ -69,7 +69,7 @@ export function hasErrno(error: unknown, ...codes: string[]): boolean {
 
 /** Maps an fs error to an FsError naming `path`. FsErrors and non-OS errors pass through unchanged. */
 export function fromOsError(error: unknown, path: string, options: OsErrorOptions = {}): unknown {
-  if (error instanceof FsError) return error;
+  if (isFsError(error)) return error;
   const code = errnoCode(error);
   if (code === undefined || !(error instanceof Error)) return error;
   const shown = displayPath(path);
@@ -79,17 +79,4 @@ export function fromOsError(error: unknown, path: string, options: OsErrorOption
   const reason = REASONS[code];
   if (reason === undefined) return new FsError('io_error', `File system error ${code}: ${shown}`);
   return new FsError(reason.kind, reason.text(shown));
-}
-
-/** Runs `action` and rethrows any OS error as an FsError naming `path`. */
-export async function withPath<T>(
-  path: string,
-  action: () => Promise<T>,
-  options?: OsErrorOptions,
-): Promise<T> {
-  try {
-    return await action();
-  } catch (error) {
-    throw fromOsError(error, path, options);
-  }
 }

@@ -1,5 +1,5 @@
 import type { BigIntStats } from 'node:fs';
-import { FsError, fsPathArg, type HostOs } from '@fs-sandbox/policy/core';
+import { FsError, fsPathArg, type HostOs, isFsError } from '@fs-sandbox/policy/core';
 import { childPath } from './child-path.js';
 import { type DirectoryAnchor, isNotEnterable, openDirectory } from './directory-anchor.js';
 import { displayPath } from './display-path.js';
@@ -73,7 +73,7 @@ export async function walkTree<C>(
   const stack: Frame<C>[] = [];
   const onPath = new Set<string>();
   const unreadable = (error: unknown): boolean =>
-    options.skipUnreadable === true && error instanceof FsError && error.kind === 'permission_denied';
+    options.skipUnreadable === true && isFsError(error) && error.kind === 'permission_denied';
   const push = async (frame: Omit<Frame<C>, 'entries' | 'next'>): Promise<void> => {
     let entries: ListedEntry[];
     try {

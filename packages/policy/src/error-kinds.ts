@@ -35,7 +35,6 @@ export const RPC_CODES = {
   invalidParams: -32602,
   internalError: -32603,
   notFound: -32004,
-  parseError: -32600,
 } as const;
 
 /**
@@ -66,7 +65,7 @@ const CODE_BY_KIND: Record<ErrorKind, number> = {
   internal_error: RPC_CODES.internalError,
 };
 
-export function codeForErrorKind(kind: ErrorKind): number {
+function codeForErrorKind(kind: ErrorKind): number {
   return CODE_BY_KIND[kind];
 }
 
@@ -82,8 +81,16 @@ export interface WireError {
 }
 
 /**
- * The one error type thrown by policy, helper and broker code. Boundaries turn it into a
- * `WireError` with `toWireError`; anything else that escapes is an `internal_error`.
+ * Marks FsError instances. The helper bundle, the broker bundle and the policy package's own two
+ * entry points each carry a copy of this class, and a consumer may install two versions: an error
+ * from another copy fails `instanceof` but carries this registry-wide symbol.
+ */
+const FS_ERROR_BRAND = Symbol.for('fs-sandbox.FsError');
+
+/**
+ * The one error type thrown by policy, helper and broker code. Recognise it with `isFsError`, not
+ * `instanceof`; boundaries turn it into a `WireError` with `toWireError`, and anything else that
+ * escapes is an `internal_error`.
  */
 export class FsError extends Error {
   readonly kind: ErrorKind;
@@ -92,24 +99,54 @@ export class FsError extends Error {
 
   constructor(kind: ErrorKind, message: string, extra?: Record<string, unknown>) {
     super(message);
+    // Non-enumerable, so spreading or serialising an error never copies the brand onto plain data.
+    Object.defineProperty(this, FS_ERROR_BRAND, { value: true });
     this.name = 'FsError';
     this.kind = kind;
     this.code = codeForErrorKind(kind);
     this.extra = extra;
   }
-
-  toWire(): WireError {
-    return { code: this.code, message: this.message, data: { ...this.extra, errorKind: this.kind } };
-  }
 }
 
-export function fsError(kind: ErrorKind, message: string, extra?: Record<string, unknown>): FsError {
-  return new FsError(kind, message, extra);
+/**
+ * Whether `value` is an FsError from any copy of this package. The brand alone is not trusted: a
+ * kind this copy does not know (a newer version's) would have no JSON-RPC code here, so such an
+ * error counts as unrecognised and reaches the wire as `internal_error` with its message.
+ */
+export function isFsError(value: unknown): value is FsError {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as {
+    [FS_ERROR_BRAND]?: unknown;
+    kind?: unknown;
+    message?: unknown;
+    extra?: unknown;
+  };
+  return (
+    candidate[FS_ERROR_BRAND] === true &&
+    isErrorKind(candidate.kind) &&
+    typeof candidate.message === 'string' &&
+    (candidate.extra === undefined || (typeof candidate.extra === 'object' && candidate.extra !== null))
+  );
 }
 
-/** Maps any thrown value to a wire error; unknown throwables become `internal_error`. */
+/**
+ * The one mapping from a thrown value to a wire error, for the helper, the broker, the server and
+ * the CLI. The code comes from the kind, not from the error, so an error from another copy gets
+ * this copy's codes. Anything that is not an FsError is a bug on our side: `internal_error` with
+ * its message, never a stack trace.
+ */
 export function toWireError(error: unknown): WireError {
-  if (error instanceof FsError) return error.toWire();
+  if (isFsError(error)) {
+    return {
+      code: codeForErrorKind(error.kind),
+      message: error.message,
+      data: { ...error.extra, errorKind: error.kind },
+    };
+  }
   const message = error instanceof Error ? error.message : String(error);
-  return { code: RPC_CODES.internalError, message, data: { errorKind: 'internal_error' } };
+  return {
+    code: codeForErrorKind('internal_error'),
+    message: `internal error: ${message}`,
+    data: { errorKind: 'internal_error' },
+  };
 }

@@ -81,7 +81,7 @@ function deniedByGlob(guard: PathGuard, path: string, os: HostOs): GuardGlob | n
 }
 
 /** The entry that decides `path` (deepest, then strictest), or null when none contains it. */
-export function decidingEntry(guard: PathGuard, path: string, os: HostOs): GuardEntry | null {
+function decidingEntry(guard: PathGuard, path: string, os: HostOs): GuardEntry | null {
   let best: GuardEntry | null = null;
   let bestDepth = -1;
   for (const entry of guard.entries) {

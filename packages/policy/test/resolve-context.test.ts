@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { FsError } from '../src/error-kinds.js';
-import { dropCwdIfUnused, hasCwdDependentPermissions } from '../src/permissions/cwd-dependence.js';
+import { hasCwdDependentPermissions } from '../src/permissions/cwd-dependence.js';
 import { hasFullDiskRead, hasFullDiskWrite } from '../src/permissions/full-disk.js';
 import { readOnlyProfile, workspaceWriteProfile } from '../src/permissions/profiles.js';
-import { resolveSandboxContext, shouldRunInSandbox } from '../src/permissions/resolve-context.js';
+import { resolveSandboxContext } from '../src/permissions/resolve-context.js';
 import { context, glob, pathEntry, projectRoots, restricted, special, unknownSpecial } from './helpers.js';
 
 function failure(fn: () => unknown): FsError {
@@ -41,7 +41,6 @@ describe('resolveSandboxContext routing', () => {
     ['full_disk_write', context(restricted(special('root', 'write'), pathEntry('file:///w', 'write')))],
   ])('%s needs no sandbox', (reason, ctx) => {
     expect(resolveSandboxContext(ctx, 'linux')).toEqual({ sandboxed: false, reason });
-    expect(shouldRunInSandbox(ctx, 'linux')).toBe(false);
   });
   it.each([
     ['root:read', restricted(special('root', 'read'))],
@@ -54,7 +53,7 @@ describe('resolveSandboxContext routing', () => {
     ['root:write narrowed by a deny glob', restricted(special('root', 'write'), glob('/**/*.pem'))],
     ['root:write with an unknown kind', restricted(special('root', 'write'), unknownSpecial('write'))],
   ])('%s needs the sandbox', (_name, profile) => {
-    expect(shouldRunInSandbox(context(profile), 'linux')).toBe(true);
+    expect(resolveSandboxContext(context(profile), 'linux').sandboxed).toBe(true);
   });
   it('keeps a narrowing project_roots entry even when it resolves to nothing (fail closed)', () => {
     const ctx = context(restricted(special('root', 'write'), projectRoots('read')), { cwd: 'file:///w' });
@@ -122,7 +121,7 @@ describe('cwd requirements and non-native paths', () => {
       'invalid_params',
       'file system sandbox context with dynamic permissions requires cwd',
     ]);
-    expect(() => shouldRunInSandbox(context(restricted(projectRoots('write'))), 'linux')).toThrow(
+    expect(() => resolveSandboxContext(context(restricted(projectRoots('write'))), 'linux')).toThrow(
       'file system sandbox context with dynamic permissions requires cwd',
     );
   });
@@ -236,14 +235,6 @@ describe('cwd dependence', () => {
     expect(hasCwdDependentPermissions(restricted(glob('/w/*.env'), glob('C:\\w\\*.env')))).toBe(false);
     expect(hasCwdDependentPermissions(restricted(pathEntry('file:///w', 'write')))).toBe(false);
     expect(hasCwdDependentPermissions({ type: 'disabled' })).toBe(false);
-  });
-  it('drops an unused cwd and keeps a used one', () => {
-    const unused = context(restricted(pathEntry('file:///w', 'write')), { cwd: 'file:///w' });
-    expect(dropCwdIfUnused(unused)).toEqual(context(restricted(pathEntry('file:///w', 'write'))));
-    expect(unused.cwd).toBe('file:///w');
-    const used = context(restricted(projectRoots('write')), { cwd: 'file:///w' });
-    expect(dropCwdIfUnused(used)).toBe(used);
-    expect(dropCwdIfUnused(null)).toBeNull();
   });
 });
 

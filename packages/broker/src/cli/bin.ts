@@ -1,5 +1,5 @@
+import { humanError } from './json-output.js';
 import { main } from './main.js';
-import { escapeForTerminal } from './terminal-text.js';
 
 // A reader that stops early (`fs-sandbox explain | head`) closes stdout: stop quietly, as Unix
 // tools do, instead of dying on an unhandled EPIPE with a stack trace.
@@ -14,9 +14,7 @@ main(process.argv.slice(2)).then(
     if (code !== 0) process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(
-      `fs-sandbox: internal error: ${escapeForTerminal(error instanceof Error ? error.message : String(error))}\n`,
-    );
+    process.stderr.write(humanError(error));
     process.exitCode = 1;
   },
 );

@@ -1,4 +1,4 @@
-import { currentHostOs, FsError } from '@fs-sandbox/policy';
+import { currentHostOs, isFsError } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
@@ -67,7 +67,7 @@ async function runStep(
   }
   const ms = Math.round(performance.now() - started);
   const verified = await step.verify(demo, output);
-  const denial = `denied (${output instanceof FsError ? output.kind : 'error'})`;
+  const denial = `denied (${isFsError(output) ? output.kind : 'error'})`;
   const outcome = step.expect === 'hidden' ? (verified ? 'hidden' : 'LEAKED') : allowed ? 'allowed' : denial;
   const outcomeAsExpected = step.expect === 'hidden' || (allowed ? 'allowed' : 'denied') === step.expect;
   return { outcome, asExpected: verified && outcomeAsExpected, ms };

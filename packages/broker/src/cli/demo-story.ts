@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FsError, type HostOs, nativeToPathUri, type SandboxContextInput } from '@fs-sandbox/policy';
+import { type HostOs, isFsError, nativeToPathUri, type SandboxContextInput } from '@fs-sandbox/policy';
 import type { FsBroker } from '../broker.js';
 
 /**
@@ -164,15 +164,14 @@ export function demoSteps(os: HostOs): DemoStep[] {
       // The sandbox command is built from the broker's environment (which holds the secret); the
       // helper's environment is what that command sets. Neither may carry the secret.
       run: async (broker, demo) => (await broker.prepareSandbox(workspaceWrite(demo))).launch,
-      verify: async (demo, output) =>
-        !(output instanceof FsError) && !JSON.stringify(output).includes(demo.envSecret),
+      verify: async (demo, output) => !isFsError(output) && !JSON.stringify(output).includes(demo.envSecret),
     },
   ];
 }
 
 /** Text of a readFile result or of an error message, for the "secret absent" checks. */
 function bytesOf(output: unknown): string {
-  if (output instanceof FsError) return output.message;
+  if (isFsError(output)) return output.message;
   const data = (output as { dataBase64?: unknown } | undefined)?.dataBase64;
   return data instanceof Uint8Array ? Buffer.from(data).toString('latin1') : JSON.stringify(output ?? null);
 }

@@ -1,4 +1,4 @@
-import { FsError, toWireError } from '@fs-sandbox/policy';
+import { toWireError } from '@fs-sandbox/policy';
 import { escapeForTerminal, terminalSafeJson } from './terminal-text.js';
 
 /** Bytes per base64 slice; a multiple of 3 so no slice is padded in the middle of the output. */
@@ -39,10 +39,13 @@ export function writeErrorJson(out: NodeJS.WritableStream, error: unknown): void
   out.write(`${terminalSafeJson(JSON.stringify({ error: toWireError(error) }))}\n`);
 }
 
-/** `fs-sandbox: <message> [<kind>]`, raw: messages name paths, so print it through an escaper. */
+/**
+ * `fs-sandbox: <message> [<kind>]`, the same message and kind `call` prints as JSON. Raw: messages
+ * name paths, so print it through an escaper.
+ */
 export function describeError(error: unknown): string {
-  if (error instanceof FsError) return `fs-sandbox: ${error.message} [${error.kind}]`;
-  return `fs-sandbox: ${error instanceof Error ? error.message : String(error)}`;
+  const { message, data } = toWireError(error);
+  return `fs-sandbox: ${message} [${data.errorKind}]`;
 }
 
 /** The one-line human message a command prints on stderr for a failure, safe for a terminal. */

@@ -50,7 +50,7 @@ const DENIED_KINDS: ReadonlySet<ErrorKind> = new Set([
 /** Longest raw path kept with --audit-raw-paths; a hostile request cannot bloat the log. */
 const MAX_RAW_PATH_CHARS = 4096;
 
-export function outcomeOf(errorKind: ErrorKind | null): AuditOutcome {
+function outcomeOf(errorKind: ErrorKind | null): AuditOutcome {
   if (errorKind === null) return 'ok';
   return DENIED_KINDS.has(errorKind) ? 'denied' : 'error';
 }
@@ -60,7 +60,7 @@ export function outcomeOf(errorKind: ErrorKind | null): AuditOutcome {
  * is often shipped elsewhere, and file names alone can be sensitive (customer names, secrets in
  * names). Only strings count as paths; anything else in a path field is recorded as nothing.
  */
-export function auditRecordFor(event: AuditEvent, rawPaths: boolean): AuditRecord {
+function auditRecordFor(event: AuditEvent, rawPaths: boolean): AuditRecord {
   const paths = event.paths
     .filter((path): path is string => typeof path === 'string')
     .map((path) =>

@@ -27,7 +27,7 @@ export function parseListenAddress(text: string): ListenAddress {
   };
 }
 
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
   return host === '::1';

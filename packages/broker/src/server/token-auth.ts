@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { FsError } from '@fs-sandbox/policy';
 
 /** Shorter tokens are guessable; refuse to start with one rather than protect nothing. */
-export const MIN_TOKEN_CHARS = 16;
+const MIN_TOKEN_CHARS = 16;
 
 /** Reads the capability token (surrounding whitespace, such as a trailing newline, is not part of it). */
 export async function loadToken(file: string): Promise<string> {

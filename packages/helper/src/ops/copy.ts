@@ -5,6 +5,7 @@ import {
   FsError,
   fsPathArg,
   type HostOs,
+  isFsError,
   joinPath,
   LIMITS,
   type PathGuard,
@@ -253,7 +254,7 @@ async function makeDirectory(
     display: path,
     ...(physical === undefined ? {} : { physical }),
   }).catch((error: unknown) => {
-    if (error instanceof FsError && (error.kind === 'symlink_escape' || error.kind === 'not_directory')) {
+    if (isFsError(error) && (error.kind === 'symlink_escape' || error.kind === 'not_directory')) {
       throw new FsError('already_exists', `${displayPath(path)} already exists and is not a directory`);
     }
     throw error;

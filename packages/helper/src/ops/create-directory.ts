@@ -3,6 +3,7 @@ import {
   FsError,
   fsPathArg,
   type HostOs,
+  isFsError,
   joinPath,
   type PathGuard,
   parentPath,
@@ -46,8 +47,7 @@ export async function createDirectoryAt(
       });
       const next = await openDirectory(anchor.child(name), os, { display: shown }).catch(
         async (error: unknown) => {
-          if (error instanceof FsError && error.kind === 'not_directory')
-            throw await blockedBy(path, os, error);
+          if (isFsError(error) && error.kind === 'not_directory') throw await blockedBy(path, os, error);
           throw error;
         },
       );
@@ -68,7 +68,7 @@ function ancestorAbove(os: HostOs, path: string, levels: number): string {
 
 async function createOne(path: string, os: HostOs, guard: PathGuard | null): Promise<void> {
   const located = await locateName(path, os).catch((error: unknown) => {
-    if (error instanceof FsError && error.kind === 'not_found') {
+    if (isFsError(error) && error.kind === 'not_found') {
       const parent = parentPath(os, path) ?? path;
       throw new FsError(
         'not_found',
@@ -102,11 +102,11 @@ async function deepestExistingDirectory(
     try {
       return { existing: await openDirectory(current, os, { display: current }), missing };
     } catch (error) {
-      if (error instanceof FsError && error.kind === 'not_found') {
+      if (isFsError(error) && error.kind === 'not_found') {
         missing.unshift(segments[segments.length - 1 - missing.length] as string);
         continue;
       }
-      if (error instanceof FsError && error.kind === 'not_directory') throw await blockedBy(path, os, error);
+      if (isFsError(error) && error.kind === 'not_directory') throw await blockedBy(path, os, error);
       throw error;
     }
   }

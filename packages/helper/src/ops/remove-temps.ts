@@ -2,6 +2,7 @@ import {
   assertWritable,
   FsError,
   fsPathArg,
+  isFsError,
   isTaggedTempName,
   LIMITS,
   TEMP_TAG,
@@ -30,8 +31,7 @@ export const removeTempsOperation: Operation<'fs/removeTemps'> = {
   async run({ path, tag, recursive }, context) {
     const root = await openDirectory(path, context.os, { noFollow: true, display: path }).catch(
       (error: unknown) => {
-        if (error instanceof FsError && (error.kind === 'not_found' || error.kind === 'not_directory'))
-          return null;
+        if (isFsError(error) && (error.kind === 'not_found' || error.kind === 'not_directory')) return null;
         throw error;
       },
     );

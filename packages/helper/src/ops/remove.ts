@@ -3,6 +3,7 @@ import {
   FsError,
   fsPathArg,
   type HostOs,
+  isFsError,
   LIMITS,
   normalizeNativePath,
   type PathGuard,
@@ -44,7 +45,7 @@ export async function removeAt(path: string, options: RemoveOptions): Promise<vo
   try {
     located = await locateName(name, options.os);
   } catch (error) {
-    if (options.force && error instanceof FsError && error.kind === 'not_found') {
+    if (options.force && isFsError(error) && error.kind === 'not_found') {
       return await missingIsRemoved(name, options);
     }
     throw error;

@@ -1,8 +1,4 @@
-import {
-  isRestrictedProfile,
-  type PermissionProfile,
-  type SandboxContext,
-} from '../schemas/sandbox-context.js';
+import { isRestrictedProfile, type PermissionProfile } from '../schemas/sandbox-context.js';
 import { isAbsoluteGlob } from './glob-match.js';
 
 /** True when the profile means something different depending on cwd: `project_roots` or a relative glob. */
@@ -13,14 +9,4 @@ export function hasCwdDependentPermissions(profile: PermissionProfile): boolean 
       (path.type === 'special' && path.value.kind === 'project_roots') ||
       (path.type === 'glob_pattern' && !isAbsoluteGlob(path.pattern)),
   );
-}
-
-/**
- * The context without `cwd` when nothing in it depends on cwd, so contexts that differ only in an
- * unused cwd share one sandbox shape (and one warm-pool key).
- */
-export function dropCwdIfUnused<T extends SandboxContext | null | undefined>(context: T): T {
-  if (!context || !('cwd' in context) || hasCwdDependentPermissions(context.permissions)) return context;
-  const { cwd: _unused, ...rest } = context;
-  return rest as T;
 }

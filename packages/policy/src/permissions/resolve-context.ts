@@ -38,7 +38,7 @@ export interface ResolveOptions {
   tmpdir?: string | null;
 }
 
-export const CWD_REQUIRED_MESSAGE = 'file system sandbox context with dynamic permissions requires cwd';
+const CWD_REQUIRED_MESSAGE = 'file system sandbox context with dynamic permissions requires cwd';
 
 /**
  * Decides whether a context needs the platform sandbox and, if so, turns it into a self-contained
@@ -80,15 +80,6 @@ export function resolveSandboxContext(
     workspaceRoots,
     windowsSandboxLevel: context.windowsSandboxLevel,
   };
-}
-
-/** Whether a context must run under the platform sandbox; throws (fail closed) when it cannot be resolved. */
-export function shouldRunInSandbox(
-  context: SandboxContext | null | undefined,
-  os: HostOs,
-  options: ResolveOptions = {},
-): boolean {
-  return resolveSandboxContext(context, os, options).sandboxed;
 }
 
 function resolveTmpdir(context: SandboxContext, os: HostOs, options: ResolveOptions): string | null {

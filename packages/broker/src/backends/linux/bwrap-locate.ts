@@ -8,9 +8,9 @@ import { FsError, isAbsoluteNative, joinPath, pathStartsWith } from '@fs-sandbox
  */
 
 /** Searched in order; FS_SANDBOX_BWRAP (absolute) overrides it. */
-export const BWRAP_SEARCH_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'] as const;
+const BWRAP_SEARCH_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'] as const;
 
-export const BWRAP_OVERRIDE_VARIABLE = 'FS_SANDBOX_BWRAP';
+const BWRAP_OVERRIDE_VARIABLE = 'FS_SANDBOX_BWRAP';
 
 export async function locateBwrap(
   env: Record<string, string | undefined>,

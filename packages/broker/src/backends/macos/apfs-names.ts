@@ -4,7 +4,7 @@
  * never be skipped because the policy and the disk spell a name differently; at worst a rule
  * covers one more spelling, which only narrows what the sandbox allows.
  */
-export function foldApfsPath(path: string): string {
+function foldApfsPath(path: string): string {
   return path.normalize('NFC').toLowerCase();
 }
 

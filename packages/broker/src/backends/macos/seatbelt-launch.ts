@@ -14,7 +14,7 @@ export const SANDBOX_EXEC_PATH = '/usr/bin/sandbox-exec';
  * file exists but cannot be read. The helper needs no OpenSSL configuration, so it reads an empty
  * one (/dev/null, which the profile allows) instead of a path the sandbox would have to expose.
  */
-export const SEATBELT_NODE_FLAGS = ['--openssl-config=/dev/null'] as const;
+const SEATBELT_NODE_FLAGS = ['--openssl-config=/dev/null'] as const;
 
 /**
  * The `sandbox-exec` command that runs the helper under the plan: `-p <profile>`, one `-D KEY=VALUE`

@@ -1,4 +1,4 @@
-import { FsError, toWireError } from '@fs-sandbox/policy/core';
+import { FsError, isFsError, toWireError } from '@fs-sandbox/policy/core';
 import { parseWindowsLaunchPlan, type WindowsLaunchPlan } from '../windows-launch-protocol.js';
 import { applyAclEdits, revokeAclEdits } from './acl-edits.js';
 import { withAclLock } from './acl-lock.js';
@@ -31,10 +31,9 @@ async function main(): Promise<void> {
       process.exitCode = 1;
       return;
     }
-    const failure =
-      error instanceof FsError
-        ? error
-        : new FsError('sandbox_unavailable', `the restricted-token sandbox could not be set up: ${message}`);
+    const failure = isFsError(error)
+      ? error
+      : new FsError('sandbox_unavailable', `the restricted-token sandbox could not be set up: ${message}`);
     process.stdout.write(`${JSON.stringify({ status: 'error', payload: toWireError(failure) })}\n`);
     process.exitCode = 0;
   }
