@@ -196,7 +196,7 @@ describe('a warm helper whose mask was replaced on the host', () => {
     // The hazard: in the old helper the mask is gone and the new secret is readable.
     const reply = await runWithFreshness(control.helper, control.launch, {
       operation: 'fs/readFile',
-      params: { path: uri(join(secretDir, 'key.txt')), sandbox },
+      params: { path: join(secretDir, 'key.txt') },
     });
     expect(reply.status === 'ok' && reply.binary?.data.toString()).toBe('new secret');
   });

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uri } from './pool-support.js';
 import { ensureBuilt, REPO } from './support/build.js';
 
 /**
@@ -44,7 +43,7 @@ function runProgram(args: string[], request: unknown) {
 
 describe('helper program arguments', () => {
   // Built when a test runs: `file` exists only after beforeAll.
-  const read = () => ({ operation: 'fs/readFile', params: { path: uri(file) } });
+  const read = () => ({ operation: 'fs/readFile', params: { path: file } });
 
   it('answers normally after a warm-up rehearsal, with nothing else on stdout', () => {
     const run = runProgram(['--expect-mounts', '/', '--warm-up'], read());
@@ -58,7 +57,7 @@ describe('helper program arguments', () => {
     const target = join(dir, 'never-written.txt');
     const run = runProgram(['--expect-mounts', '/', dir], {
       operation: 'fs/writeFile',
-      params: { path: uri(target), dataBase64: 'eA==' },
+      params: { path: target, dataBase64: '', mode: 'overwrite' },
     });
     expect(run.status).toBe(0);
     expect(run.line).toEqual({

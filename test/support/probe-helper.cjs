@@ -34,7 +34,7 @@ process.stdin.on('data', (chunk) => chunks.push(chunk));
 process.stdin.on('end', () => {
   const text = Buffer.concat(chunks).toString('utf8');
   const request = JSON.parse(text.slice(0, text.indexOf('\n')));
-  const target = decodeURIComponent(new URL(request.params.path).pathname);
+  const target = request.params.path;
   if (target.endsWith('/sleep')) {
     setInterval(() => {}, 60_000);
     return;
