@@ -2,7 +2,7 @@ import type { SandboxPlan } from '@fs-sandbox/policy';
 import { FsError } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
 import type { HelperRuntime } from '../src/backends/backend.js';
-import { buildBwrapArgs, bwrapFactPaths } from '../src/backends/linux/bwrap-args.js';
+import { buildBwrapSandbox, bwrapFactPaths } from '../src/backends/linux/bwrap-args.js';
 import type { PathFact, PathFacts } from '../src/backends/linux/path-facts.js';
 
 const ISOLATION = [
@@ -25,7 +25,7 @@ const runtime: HelperRuntime = {
   env: { TMPDIR: '/tmp', PATH: '/usr/bin:/bin' },
 };
 const TAIL_ENV = ['--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'TMPDIR', '/tmp'];
-const COMMAND = ['--', '/usr/bin/node', '/opt/fs/helper.cjs'];
+const COMMAND = ['--'];
 
 const dir: PathFact = { kind: 'directory', linkText: null, symlinksCrossed: [] };
 const file: PathFact = { kind: 'file', linkText: null, symlinksCrossed: [] };
@@ -46,6 +46,11 @@ function factsFor(
   const paths = new Map<string, PathFact>();
   for (const path of bwrapFactPaths(plan, runtime, denyGlobMatches)) paths.set(path, known[path] ?? dir);
   return { paths, writableRootRealPaths, denyGlobMatches };
+}
+
+/** bwrap's own arguments for a plan (they end at `--`; node's command line follows). */
+function buildBwrapArgs(p: SandboxPlan, facts: PathFacts, r: HelperRuntime = runtime): string[] {
+  return buildBwrapSandbox(p, facts, r).args;
 }
 
 function plan(overrides: Partial<SandboxPlan>): SandboxPlan {
@@ -123,6 +128,42 @@ describe('buildBwrapArgs golden argv', () => {
       '/w',
       ...COMMAND,
     ]);
+  });
+
+  it('records what it mounts from the host as it emits it: mount points in argv order, roots without runtime files and masks', () => {
+    const p = plan({
+      readableRoots: ['/bin', '/etc', '/opt/fs/helper.cjs', '/usr'],
+      writableRoots: [{ root: '/w', readOnlySubpaths: [], protectedNames: PROTECTED }],
+      deniedPaths: ['/w/.env', '/w/secret'],
+      cwd: '/w',
+    });
+    const facts = factsFor(p, {
+      '/bin': topLink('/bin', 'usr/bin'),
+      '/opt/fs/helper.cjs': file,
+      '/usr/bin/node': file,
+      '/w/.env': file,
+      '/w/.agents': missing,
+      '/w/.codex': missing,
+    });
+    const { mountPoints, boundRoots } = buildBwrapSandbox(p, facts, runtime);
+    // Not the base tmpfs, /dev, /proc or the /bin symlink: none of them shows host content.
+    expect(mountPoints).toEqual([
+      '/etc',
+      '/opt/fs/helper.cjs',
+      '/usr',
+      '/w',
+      '/w/.env',
+      '/w/.git',
+      '/w/secret',
+    ]);
+    expect(boundRoots).toEqual(['/etc', '/usr', '/w', '/w/.git']);
+    const fullRead = plan({ fullDiskRead: true });
+    const base = buildBwrapSandbox(
+      fullRead,
+      factsFor(fullRead, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file }),
+      runtime,
+    );
+    expect([base.mountPoints, base.boundRoots]).toEqual([['/'], ['/']]);
   });
 
   it('full-disk read: the host tree read-only as base, no final remount, redundant reads dropped', () => {

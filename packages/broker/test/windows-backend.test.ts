@@ -57,7 +57,7 @@ describe('Windows backend selection and preparation', () => {
     const inBrokerPackage = fileURLToPath(import.meta.url);
     const backend = createRestrictedTokenBackend('elevated', { launcherScript: inBrokerPackage });
     const spec = await backend.prepare(FULL_READ, RUNTIME);
-    expect([backend.name, backend.os, spec.backend, spec.file, spec.args[0]]).toEqual([
+    expect([backend.name, backend.os, spec.backend, spec.sandboxProgram, spec.sandboxArgs[0]]).toEqual([
       'restricted-token',
       'windows',
       'restricted-token',

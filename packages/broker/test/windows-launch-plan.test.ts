@@ -1,12 +1,14 @@
 import type { SandboxPlan } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
 import type { HelperRuntime } from '../src/backends/backend.js';
+import { launchCommand } from '../src/backends/launch-command.js';
 import {
   buildWindowsLaunchPlan,
   buildWindowsLaunchPlanData,
 } from '../src/backends/windows/windows-launch-plan.js';
 import {
   MAX_COMMAND_LINE_CHARS,
+  parseHelperCommand,
   parseWindowsLaunchPlan,
 } from '../src/backends/windows/windows-launch-protocol.js';
 import { windowsLauncherScriptPath } from '../src/backends/windows/windows-launcher-path.js';
@@ -106,7 +108,6 @@ describe('restricted-token launch plan', () => {
       ['C:\\Users\\dev\\work', 'delete', 'none', 'skip'],
       ['C:\\Users\\dev\\work\\vendor', 'delete', 'none', 'skip'],
     ]);
-    expect(data.argv).toEqual([RUNTIME.nodePath, RUNTIME.helperBundle]);
     expect(data.job).toEqual({ killOnClose: true, activeProcessLimit: 1 });
   });
 
@@ -117,21 +118,25 @@ describe('restricted-token launch plan', () => {
     expect(data.tokenFlags).toContain('WRITE_RESTRICTED');
   });
 
-  it('launches node on the launcher with the plan as one argument, and explains it', () => {
+  it('launches node on the launcher with the plan as one argument, then the helper command line', () => {
     const spec = buildWindowsLaunchPlan(WORKSPACE_WRITE, RUNTIME, 'elevated', LAUNCHER);
     expect(spec.backend).toBe('restricted-token');
-    expect(spec.file).toBe(RUNTIME.nodePath);
-    expect(spec.args[0]).toBe(LAUNCHER);
-    expect(spec.args).toHaveLength(2);
-    expect(parseWindowsLaunchPlan(spec.args[1])).toEqual(
+    expect(spec.sandboxProgram).toBe(RUNTIME.nodePath);
+    expect(spec.sandboxArgs[0]).toBe(LAUNCHER);
+    expect(spec.sandboxArgs).toHaveLength(2);
+    expect(parseWindowsLaunchPlan(spec.sandboxArgs[1])).toEqual(
       buildWindowsLaunchPlanData(WORKSPACE_WRITE, RUNTIME, 'elevated'),
     );
+    const { file, args } = launchCommand(spec);
+    expect([file, ...args.slice(0, 2)]).toEqual([RUNTIME.nodePath, LAUNCHER, spec.sandboxArgs[1]]);
+    // What the launcher starts under the token: its arguments after the plan.
+    expect(parseHelperCommand(args.slice(2))).toEqual([RUNTIME.nodePath, RUNTIME.helperBundle]);
+    expect([spec.mountPoints, spec.boundRoots]).toEqual([[], []]);
     expect(spec.env).toEqual(RUNTIME.env);
     expect(spec.details).toMatchObject({
       level: 'elevated',
       tokenFlags: ['DISABLE_MAX_PRIVILEGE', 'LUA_TOKEN', 'WRITE_RESTRICTED'],
       envNames: ['Path', 'TEMP'],
-      argv: [RUNTIME.nodePath, RUNTIME.helperBundle],
     });
     expect(spec.details).not.toHaveProperty('env');
   });
@@ -193,7 +198,6 @@ describe('launch plan parsing (the launcher side)', () => {
         'no job limit',
         variant((p) => Object.assign(p, { job: { killOnClose: false, activeProcessLimit: 1 } })),
       ],
-      ['short argv', variant((p) => Object.assign(p, { argv: ['node.exe'] }))],
       ['env', variant((p) => Object.assign(p, { env: { A: 1 } }))],
     ] as const) {
       expect(() => parseWindowsLaunchPlan(text), label).toThrow(
@@ -207,5 +211,16 @@ describe('launch plan parsing (the launcher side)', () => {
 
   it('accepts the plan the broker builds', () => {
     expect(parseWindowsLaunchPlan(JSON.stringify(good))).toEqual(good);
+  });
+
+  it('refuses to start the helper without node and the bundle after the plan', () => {
+    for (const command of [[], ['node.exe'], ['node.exe', '']]) {
+      expect(() => parseHelperCommand(command), JSON.stringify(command)).toThrow(
+        expect.objectContaining({
+          kind: 'sandbox_unavailable',
+          message: expect.stringContaining('no helper command line'),
+        }),
+      );
+    }
   });
 });

@@ -35,8 +35,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function launch(arg: string): Promise<{ stdout: string; stderr: string }> {
-  return run(process.execPath, [launcher, arg], { env: { PATH: process.env.PATH ?? '' } });
+async function launch(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return run(process.execPath, [launcher, ...args], { env: { PATH: process.env.PATH ?? '' } });
 }
 
 describe('Windows launcher failure replies', () => {
@@ -71,7 +71,7 @@ describe('Windows launcher failure replies', () => {
         { nodePath: 'C:\\node\\node.exe', helperBundle: 'C:\\fs\\helper.cjs', env: {} },
         'restricted-token',
       );
-      const { stdout } = await launch(JSON.stringify(plan));
+      const { stdout } = await launch(JSON.stringify(plan), 'C:\\node\\node.exe', 'C:\\fs\\helper.cjs');
       expect(JSON.parse(stdout).payload).toEqual({
         code: -32603,
         message: `the restricted-token launcher runs only on Windows, not ${process.platform}`,
