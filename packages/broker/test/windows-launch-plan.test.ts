@@ -1,4 +1,4 @@
-import type { SandboxPlan } from '@fs-sandbox/policy';
+import type { FsError, SandboxPlan, WindowsSandboxLevel } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
 import type { HelperRuntime } from '../src/backends/backend.js';
 import { launchCommand } from '../src/backends/launch-command.js';
@@ -12,7 +12,18 @@ import {
   parseWindowsLaunchPlan,
 } from '../src/backends/windows/windows-launch-protocol.js';
 import { windowsLauncherScriptPath } from '../src/backends/windows/windows-launcher-path.js';
-import { windowsLevelRefusal } from '../src/backends/windows/windows-level.js';
+import { acceptWindowsPlan } from '../src/backends/windows/windows-level.js';
+
+/** Why `level` refuses the plan (always as sandbox_unavailable), or null when it accepts it. */
+function windowsLevelRefusal(p: SandboxPlan, level: WindowsSandboxLevel): string | null {
+  try {
+    acceptWindowsPlan(p, level);
+    return null;
+  } catch (error) {
+    expect(error).toMatchObject({ kind: 'sandbox_unavailable' });
+    return (error as FsError).message;
+  }
+}
 
 const RUNTIME: HelperRuntime = {
   nodePath: 'C:\\Program Files\\nodejs\\node.exe',
@@ -75,17 +86,11 @@ describe('restricted-token level refusals', () => {
     expect(windowsLevelRefusal(WORKSPACE_WRITE, 'restricted-token')).toBeNull();
     expect(windowsLevelRefusal(WORKSPACE_WRITE, 'elevated')).toBeNull();
   });
-
-  it('the builder refuses with sandbox_unavailable instead of building a weaker sandbox', () => {
-    expect(() =>
-      buildWindowsLaunchPlan(plan({ fullDiskRead: false }), RUNTIME, 'restricted-token', LAUNCHER),
-    ).toThrow(expect.objectContaining({ kind: 'sandbox_unavailable' }));
-  });
 });
 
 describe('restricted-token launch plan', () => {
   it('workspace-write: write-restricted token, per-run capability SID, grants and deny ACEs', async () => {
-    const data = buildWindowsLaunchPlanData(WORKSPACE_WRITE, RUNTIME, 'restricted-token');
+    const data = buildWindowsLaunchPlanData(acceptWindowsPlan(WORKSPACE_WRITE, 'restricted-token'), RUNTIME);
     await expect(`${JSON.stringify(data, null, 2)}\n`).toMatchFileSnapshot(
       './golden/windows-workspace-write.plan.json',
     );
@@ -112,20 +117,20 @@ describe('restricted-token launch plan', () => {
   });
 
   it('read-only policy with full-disk read: no grants, so every write fails', () => {
-    const data = buildWindowsLaunchPlanData(plan({}), RUNTIME, 'restricted-token');
+    const data = buildWindowsLaunchPlanData(acceptWindowsPlan(plan({}), 'restricted-token'), RUNTIME);
     expect(data.grants).toEqual([]);
     expect(data.denies).toEqual([]);
     expect(data.tokenFlags).toContain('WRITE_RESTRICTED');
   });
 
   it('launches node on the launcher with the plan as one argument, then the helper command line', () => {
-    const spec = buildWindowsLaunchPlan(WORKSPACE_WRITE, RUNTIME, 'elevated', LAUNCHER);
+    const spec = buildWindowsLaunchPlan(acceptWindowsPlan(WORKSPACE_WRITE, 'elevated'), RUNTIME, LAUNCHER);
     expect(spec.backend).toBe('restricted-token');
     expect(spec.sandboxProgram).toBe(RUNTIME.nodePath);
     expect(spec.sandboxArgs[0]).toBe(LAUNCHER);
     expect(spec.sandboxArgs).toHaveLength(2);
     expect(parseWindowsLaunchPlan(spec.sandboxArgs[1])).toEqual(
-      buildWindowsLaunchPlanData(WORKSPACE_WRITE, RUNTIME, 'elevated'),
+      buildWindowsLaunchPlanData(acceptWindowsPlan(WORKSPACE_WRITE, 'elevated'), RUNTIME),
     );
     const { file, args } = launchCommand(spec);
     expect([file, ...args.slice(0, 2)]).toEqual([RUNTIME.nodePath, LAUNCHER, spec.sandboxArgs[1]]);
@@ -144,7 +149,10 @@ describe('restricted-token launch plan', () => {
   it('refuses plan paths spelled as Windows aliases', () => {
     for (const root of ['C:\\Users\\dev\\WORK~1', '\\\\?\\C:\\w', 'C:\\w.', '\\\\server\\share\\w']) {
       const p = plan({ writableRoots: [{ root, readOnlySubpaths: [], protectedNames: [] }] });
-      expect(() => buildWindowsLaunchPlanData(p, RUNTIME, 'restricted-token'), root).toThrow(
+      expect(
+        () => buildWindowsLaunchPlanData(acceptWindowsPlan(p, 'restricted-token'), RUNTIME),
+        root,
+      ).toThrow(
         expect.objectContaining({
           kind: 'sandbox_unavailable',
           message: expect.stringContaining('writable root'),
@@ -152,14 +160,19 @@ describe('restricted-token launch plan', () => {
       );
     }
     expect(() =>
-      buildWindowsLaunchPlanData(plan({}), { ...RUNTIME, nodePath: 'C:\\PROGRA~1\\node.exe' }, 'elevated'),
+      buildWindowsLaunchPlanData(acceptWindowsPlan(plan({}), 'elevated'), {
+        ...RUNTIME,
+        nodePath: 'C:\\PROGRA~1\\node.exe',
+      }),
     ).toThrow(/node executable/);
   });
 
   it('refuses a plan too large for a Windows command line', () => {
     const readOnlySubpaths = Array.from({ length: 400 }, (_, i) => `C:\\w\\${'deep\\'.repeat(10)}${i}`);
     const big = plan({ writableRoots: [{ root: 'C:\\w', readOnlySubpaths, protectedNames: [] }] });
-    expect(() => buildWindowsLaunchPlan(big, RUNTIME, 'restricted-token', LAUNCHER)).toThrow(
+    expect(() =>
+      buildWindowsLaunchPlan(acceptWindowsPlan(big, 'restricted-token'), RUNTIME, LAUNCHER),
+    ).toThrow(
       expect.objectContaining({
         kind: 'sandbox_unavailable',
         message: expect.stringContaining(String(MAX_COMMAND_LINE_CHARS)),
@@ -175,7 +188,7 @@ describe('restricted-token launch plan', () => {
 });
 
 describe('launch plan parsing (the launcher side)', () => {
-  const good = buildWindowsLaunchPlanData(WORKSPACE_WRITE, RUNTIME, 'restricted-token');
+  const good = buildWindowsLaunchPlanData(acceptWindowsPlan(WORKSPACE_WRITE, 'restricted-token'), RUNTIME);
   const variant = (change: (p: Record<string, unknown>) => void) => {
     const copy = JSON.parse(JSON.stringify(good)) as Record<string, unknown>;
     change(copy);

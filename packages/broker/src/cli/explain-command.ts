@@ -31,7 +31,7 @@ export function registerExplainCommand(program: Command, deps: CliDeps): void {
         const { launch, assumptions } =
           platform === host
             ? { ...(await broker.prepareSandbox(sandbox)), assumptions: [] }
-            : explainForPlatform(parseSandboxContext(sandbox), platform, deps.io.env);
+            : await explainForPlatform(parseSandboxContext(sandbox), platform, deps.io.env);
         const notes = assumptions.map((note) => `# assumed: ${note}\n`).join('');
         const command = launchCommand(launch);
         deps.io.stdout.write(

@@ -10,8 +10,7 @@ import {
 } from '@fs-sandbox/policy';
 import type { HelperRuntime, LaunchSpec } from '../backends/backend.js';
 import { buildSeatbeltLaunch } from '../backends/macos/seatbelt-launch.js';
-import { buildWindowsLaunchPlan } from '../backends/windows/windows-launch-plan.js';
-import { assertWindowsLevelAccepts, unsupportedLevelRefusal } from '../backends/windows/windows-level.js';
+import { createWindowsBackend } from '../backends/windows/restricted-token-backend.js';
 import { routeFor } from '../routing.js';
 
 /**
@@ -41,11 +40,11 @@ export interface ForeignExplanation {
   assumptions: string[];
 }
 
-export function explainForPlatform(
+export async function explainForPlatform(
   context: SandboxContext | null,
   platform: HostOs,
   env: Record<string, string | undefined>,
-): ForeignExplanation {
+): Promise<ForeignExplanation> {
   if (platform === 'linux') {
     throw new FsError(
       'sandbox_unavailable',
@@ -71,14 +70,12 @@ export function explainForPlatform(
     `every ${platform} minimal root is assumed to exist`,
   ];
   if (platform === 'macos') return { plan, launch: buildSeatbeltLaunch(plan, runtime), assumptions };
-  const level = route.context.windowsSandboxLevel;
-  if (level !== 'restricted-token' && level !== 'elevated') {
-    throw new FsError('sandbox_unavailable', unsupportedLevelRefusal(level));
-  }
-  assertWindowsLevelAccepts(plan, level);
+  const backend = createWindowsBackend(route.context.windowsSandboxLevel, {
+    locateLauncher: () => ASSUMED_WINDOWS_LAUNCHER,
+  });
   return {
     plan,
-    launch: buildWindowsLaunchPlan(plan, runtime, level, ASSUMED_WINDOWS_LAUNCHER),
+    launch: await backend.prepare(plan, runtime),
     assumptions: [...assumptions, `the Windows launcher is assumed at ${ASSUMED_WINDOWS_LAUNCHER}`],
   };
 }

@@ -1,36 +1,22 @@
-import {
-  FsError,
-  joinPath,
-  parentPath,
-  pathStartsWith,
-  type SandboxPlan,
-  samePath,
-} from '@fs-sandbox/policy';
+import { FsError, joinPath, parentPath, pathStartsWith, samePath } from '@fs-sandbox/policy';
 import type { HelperRuntime, LaunchSpec } from '../backend.js';
 import { launchCommand } from '../launch-command.js';
 import { windowsCommandLine } from './windows-command-line.js';
-import {
-  type AclEdit,
-  MAX_COMMAND_LINE_CHARS,
-  type RestrictedTokenLevel,
-  type WindowsLaunchPlan,
-} from './windows-launch-protocol.js';
-import { windowsLauncherScriptPath } from './windows-launcher-path.js';
-import { assertWindowsLevelAccepts } from './windows-level.js';
+import { type AclEdit, MAX_COMMAND_LINE_CHARS, type WindowsLaunchPlan } from './windows-launch-protocol.js';
+import type { AcceptedWindowsPlan } from './windows-level.js';
 import { assertPlainWindowsPlanPath } from './windows-path-guard.js';
 
 /**
  * The write-restricted token plan for a sandbox plan (pure). Writes succeed only where an ACE grants
  * the per-run capability SID (the writable roots); read-only subpaths and existing protected
  * metadata directories get deny ACEs, and the roots and the directories above protected paths may
- * not be deleted or renamed. Plans with read restrictions are refused first.
+ * not be deleted or renamed. Only a plan the level accepted (no read restrictions) gets here.
  */
 export function buildWindowsLaunchPlanData(
-  plan: SandboxPlan,
+  accepted: AcceptedWindowsPlan,
   runtime: HelperRuntime,
-  level: RestrictedTokenLevel,
 ): WindowsLaunchPlan {
-  assertWindowsLevelAccepts(plan, level);
+  const { plan, level } = accepted;
   assertPlainWindowsPlanPath(runtime.nodePath, 'the node executable');
   assertPlainWindowsPlanPath(runtime.helperBundle, 'the helper bundle');
   if (plan.cwd !== null) assertPlainWindowsPlanPath(plan.cwd, 'the sandbox cwd');
@@ -107,12 +93,11 @@ export function buildWindowsLaunchPlanData(
  * open, so a warm helper has no view to go stale.
  */
 export function buildWindowsLaunchPlan(
-  plan: SandboxPlan,
+  accepted: AcceptedWindowsPlan,
   runtime: HelperRuntime,
-  level: RestrictedTokenLevel,
-  launcherScript: string = windowsLauncherScriptPath(),
+  launcherScript: string,
 ): LaunchSpec {
-  const data = buildWindowsLaunchPlanData(plan, runtime, level);
+  const data = buildWindowsLaunchPlanData(accepted, runtime);
   const { env, ...shown } = data;
   const launch: LaunchSpec = {
     backend: 'restricted-token',
