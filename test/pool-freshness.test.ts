@@ -60,7 +60,7 @@ async function warmUp(sandbox: SandboxContextInput): Promise<void> {
 
 /**
  * A helper started ahead under the broker's launch for `sandbox`, like a spare, but optionally
- * without the mount check (`--expect-mounts` removed): the control that shows the hazard is real.
+ * without the mount check (no mount points given to it): the control that shows the hazard is real.
  */
 async function controlHelper(
   sandbox: unknown,
@@ -71,9 +71,7 @@ async function controlHelper(
   guard: PathGuard;
 }> {
   const { launch, guard } = await broker.prepareSandbox(sandbox);
-  const cut = launch.args.indexOf('--expect-mounts');
-  const args = options.mountCheck || cut === -1 ? launch.args : launch.args.slice(0, cut);
-  const helper = HelperProcess.start({ ...launch, args });
+  const helper = HelperProcess.start(options.mountCheck ? launch : { ...launch, mountPoints: [] });
   stray.push(helper);
   await until(() => waitingHelpersUnder(helper.pid as number).length === 1, 'the control helper to wait');
   return { helper, launch, guard };
@@ -85,7 +83,7 @@ function runWithFreshness(
   launch: LaunchSpec,
   request: HelperRequest,
 ): Promise<HelperReply> {
-  const freshness = probeFreshness(launch.freshnessRoots ?? []) ?? [];
+  const freshness = probeFreshness(launch.boundRoots) ?? [];
   return helper.run({ ...request, freshness }, {});
 }
 

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { createBroker } from '@fs-sandbox/broker';
+import { createBroker, launchCommand } from '@fs-sandbox/broker';
 import { uri } from './fixture.mjs';
 import { machineQuiet, spareReady } from './settle.mjs';
 import { floorLaunch, timeLaunch } from './spawn-timing.mjs';
@@ -24,7 +24,8 @@ export async function measureLatencies(fixture, sandbox, runtime, rounds) {
   const warm = createBroker({ pool: { size: 2, perKey: 2, idleMs: 600_000 } });
   const { launch } = await cold.prepareSandbox(sandbox);
   const floor = floorLaunch(launch, runtime.helperBundle, fixture.emptyScript);
-  const variants = [{ name: 'floor', mode: 'floor', operation: null, run: () => timeLaunch(floor) }];
+  const floorCommand = { ...launchCommand(floor), env: floor.env };
+  const variants = [{ name: 'floor', mode: 'floor', operation: null, run: () => timeLaunch(floorCommand) }];
   for (const [operation, make] of Object.entries(OPERATIONS)) {
     const [method, params] = make(fixture);
     const timed = (broker, withSandbox) => async () => {
@@ -52,5 +53,5 @@ export async function measureLatencies(fixture, sandbox, runtime, rounds) {
   }
   const pool = warm.poolStats();
   await Promise.all([inProcess.close(), cold.close(), warm.close()]);
-  return { variants, samples, pool, notQuiet, floorArgs: floor.args };
+  return { variants, samples, pool, notQuiet, floorArgs: floorCommand.args };
 }

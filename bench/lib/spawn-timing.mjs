@@ -33,16 +33,19 @@ export function timeLaunch(launch, input = '') {
 }
 
 /**
- * The floor of a sandboxed call: bwrap with exactly the helper's mounts running node on an empty
- * script. Derived from the real launch: the helper bundle (its bind and the program argument) is
- * replaced by the empty script bound the same way, and the helper's own arguments are dropped.
+ * The floor of a sandboxed call: the real launch with an empty script as the helper, so bwrap makes
+ * exactly the helper's mounts (the empty script is bound where the helper bundle was) and node runs
+ * nothing. The helper's own arguments, the mount check among them, are dropped with it.
  */
 export function floorLaunch(launch, helperBundle, emptyScript) {
-  const separator = launch.args.lastIndexOf('--');
-  if (separator === -1 || launch.args[separator + 2] !== helperBundle) {
-    throw new Error('the launch does not end in `-- node <helper bundle>`');
-  }
-  const args = launch.args.slice(0, separator + 2).map((arg) => (arg === helperBundle ? emptyScript : arg));
-  args.push(emptyScript);
-  return { ...launch, args };
+  // The empty script takes the bundle's bind: a launch of another bundle would keep that one's.
+  if (launch.helper !== helperBundle)
+    throw new Error(`the launch runs ${launch.helper}, not ${helperBundle}`);
+  return {
+    ...launch,
+    sandboxArgs: launch.sandboxArgs.map((arg) => (arg === launch.helper ? emptyScript : arg)),
+    helper: emptyScript,
+    helperArgs: [],
+    mountPoints: [],
+  };
 }

@@ -4,7 +4,8 @@
  * for tools (explain, warm pools) and tests.
  */
 export type { BackendName, HelperRuntime, LaunchSpec, SandboxBackend } from './backends/backend.js';
-export { buildBwrapArgs, bwrapFactPaths } from './backends/linux/bwrap-args.js';
+export { type LaunchCommand, launchCommand } from './backends/launch-command.js';
+export { type BwrapSandbox, buildBwrapSandbox, bwrapFactPaths } from './backends/linux/bwrap-args.js';
 export { createBwrapBackend } from './backends/linux/bwrap-backend.js';
 export { locateBwrap } from './backends/linux/bwrap-locate.js';
 export { collectPathFacts, type PathFact, type PathFacts } from './backends/linux/path-facts.js';

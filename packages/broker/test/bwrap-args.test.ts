@@ -2,30 +2,19 @@ import type { SandboxPlan } from '@fs-sandbox/policy';
 import { FsError } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
 import type { HelperRuntime } from '../src/backends/backend.js';
-import { buildBwrapArgs, bwrapFactPaths } from '../src/backends/linux/bwrap-args.js';
+import {
+  type BwrapSandbox,
+  buildBwrapSandbox,
+  bwrapFactPaths,
+  ISOLATION_ARGS,
+} from '../src/backends/linux/bwrap-args.js';
 import type { PathFact, PathFacts } from '../src/backends/linux/path-facts.js';
-
-const ISOLATION = [
-  '--new-session',
-  '--die-with-parent',
-  '--unshare-user',
-  '--unshare-pid',
-  '--unshare-net',
-  '--unshare-ipc',
-  '--unshare-uts',
-  '--unshare-cgroup-try',
-  '--disable-userns',
-  '--cap-drop',
-  'ALL',
-];
 
 const runtime: HelperRuntime = {
   nodePath: '/usr/bin/node',
   helperBundle: '/opt/fs/helper.cjs',
   env: { TMPDIR: '/tmp', PATH: '/usr/bin:/bin' },
 };
-const TAIL_ENV = ['--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'TMPDIR', '/tmp'];
-const COMMAND = ['--', '/usr/bin/node', '/opt/fs/helper.cjs'];
 
 const dir: PathFact = { kind: 'directory', linkText: null, symlinksCrossed: [] };
 const file: PathFact = { kind: 'file', linkText: null, symlinksCrossed: [] };
@@ -48,6 +37,11 @@ function factsFor(
   return { paths, writableRootRealPaths, denyGlobMatches };
 }
 
+/** bwrap's own arguments for a plan (they end at `--`; node's command line follows). */
+function bwrapArgs(p: SandboxPlan, facts: PathFacts, r: HelperRuntime = runtime): string[] {
+  return buildBwrapSandbox(p, facts, r).args;
+}
+
 function plan(overrides: Partial<SandboxPlan>): SandboxPlan {
   return {
     os: 'linux',
@@ -63,134 +57,52 @@ function plan(overrides: Partial<SandboxPlan>): SandboxPlan {
 
 const PROTECTED = ['.git', '.agents', '.codex'];
 
-describe('buildBwrapArgs golden argv', () => {
-  it('workspace sandbox without full read: tmpfs base, roots, writable bind, masks, read-only root', () => {
-    const p = plan({
+/** A plan and the host facts it is built against (unlisted paths are directories). */
+interface GoldenCase {
+  /** What the reviewed argv shows. */
+  shows: string;
+  plan: SandboxPlan;
+  facts: Record<string, PathFact>;
+  writableRootRealPaths?: string[];
+  denyGlobMatches?: string[];
+}
+
+const RUNTIME_FILES: Record<string, PathFact> = { '/usr/bin/node': file, '/opt/fs/helper.cjs': file };
+
+const GOLDEN: Record<string, GoldenCase> = {
+  'workspace-tmpfs-base': {
+    shows: 'workspace sandbox without full read: tmpfs base, roots, writable bind, masks, read-only root',
+    plan: plan({
       readableRoots: ['/bin', '/etc', '/opt/fs/helper.cjs', '/usr'],
       writableRoots: [{ root: '/w', readOnlySubpaths: [], protectedNames: PROTECTED }],
       deniedPaths: ['/w/.env', '/w/secret'],
       cwd: '/w',
-    });
-    const facts = factsFor(p, {
+    }),
+    facts: {
+      ...RUNTIME_FILES,
       '/bin': topLink('/bin', 'usr/bin'),
-      '/opt/fs/helper.cjs': file,
-      '/usr/bin/node': file,
       '/w/.env': file,
       '/w/.agents': missing,
       '/w/.codex': missing,
-    });
-    expect(buildBwrapArgs(p, facts, runtime)).toEqual([
-      ...ISOLATION,
-      '--tmpfs',
-      '/',
-      '--symlink',
-      'usr/bin',
-      '/bin',
-      '--dev',
-      '/dev',
-      '--ro-bind',
-      '/etc',
-      '/etc',
-      '--ro-bind',
-      '/opt/fs/helper.cjs',
-      '/opt/fs/helper.cjs',
-      '--proc',
-      '/proc',
-      '--ro-bind',
-      '/usr',
-      '/usr',
-      '--bind',
-      '/w',
-      '/w',
-      '--ro-bind',
-      '/dev/null',
-      '/w/.env',
-      '--ro-bind',
-      '/w/.git',
-      '/w/.git',
-      '--perms',
-      '0000',
-      '--tmpfs',
-      '/w/secret',
-      '--remount-ro',
-      '/dev',
-      '--remount-ro',
-      '/w/secret',
-      '--remount-ro',
-      '/',
-      ...TAIL_ENV,
-      '--chdir',
-      '/w',
-      ...COMMAND,
-    ]);
-  });
-
-  it('full-disk read: the host tree read-only as base, no final remount, redundant reads dropped', () => {
-    const p = plan({
+    },
+  },
+  'full-disk-read': {
+    shows: 'full-disk read: the host tree read-only as base, no final remount, redundant reads dropped',
+    plan: plan({
       fullDiskRead: true,
       writableRoots: [{ root: '/w', readOnlySubpaths: ['/w/docs'], protectedNames: PROTECTED }],
       cwd: '/w/src',
-    });
-    const facts = factsFor(p, {
-      '/usr/bin/node': file,
-      '/opt/fs/helper.cjs': file,
-      '/w/.git': missing,
-      '/w/.agents': missing,
-      '/w/.codex': missing,
-    });
-    expect(buildBwrapArgs(p, facts, runtime)).toEqual([
-      ...ISOLATION,
-      '--ro-bind',
-      '/',
-      '/',
-      '--dev',
-      '/dev',
-      '--proc',
-      '/proc',
-      '--bind',
-      '/w',
-      '/w',
-      '--ro-bind',
-      '/w/docs',
-      '/w/docs',
-      '--remount-ro',
-      '/dev',
-      ...TAIL_ENV,
-      '--chdir',
-      '/w/src',
-      ...COMMAND,
-    ]);
-  });
-
-  it('root:read narrowed by a deny (readable root "/") also uses the read-only host tree', () => {
-    const p = plan({ readableRoots: ['/'], deniedPaths: ['/home/u/.ssh'], cwd: '/home/u' });
-    const facts = factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file });
-    expect(buildBwrapArgs(p, facts, runtime)).toEqual([
-      ...ISOLATION,
-      '--ro-bind',
-      '/',
-      '/',
-      '--dev',
-      '/dev',
-      '--perms',
-      '0000',
-      '--tmpfs',
-      '/home/u/.ssh',
-      '--proc',
-      '/proc',
-      '--remount-ro',
-      '/dev',
-      '--remount-ro',
-      '/home/u/.ssh',
-      ...TAIL_ENV,
-      '--chdir',
-      '/home/u',
-      ...COMMAND,
-    ]);
-  });
-
-  it('a denied directory with a deeper grant is traversable (0111) and the grant is mounted after it', () => {
-    const p = plan({
+    }),
+    facts: { ...RUNTIME_FILES, '/w/.git': missing, '/w/.agents': missing, '/w/.codex': missing },
+  },
+  'root-read-narrowed': {
+    shows: 'root:read narrowed by a deny (readable root "/") also uses the read-only host tree',
+    plan: plan({ readableRoots: ['/'], deniedPaths: ['/home/u/.ssh'], cwd: '/home/u' }),
+    facts: RUNTIME_FILES,
+  },
+  'deny-with-deeper-grant': {
+    shows: 'a denied directory with a deeper grant is traversable (0111) and the grant is mounted after it',
+    plan: plan({
       fullDiskRead: false,
       readableRoots: ['/usr'],
       writableRoots: [
@@ -198,45 +110,68 @@ describe('buildBwrapArgs golden argv', () => {
         { root: '/w/private/out', readOnlySubpaths: [], protectedNames: [] },
       ],
       deniedPaths: ['/w/private'],
+    }),
+    facts: RUNTIME_FILES,
+  },
+  'deny-glob-matches': {
+    shows: 'the current matches of a deny glob are masked like denied paths',
+    plan: plan({
+      fullDiskRead: true,
+      writableRoots: [{ root: '/w', readOnlySubpaths: [], protectedNames: [] }],
+      denyGlobs: ['/w/**/*.env'],
+    }),
+    facts: { ...RUNTIME_FILES, '/w/.env': file },
+    writableRootRealPaths: ['/w'],
+    denyGlobMatches: ['/w/.env', '/w/config/keys'],
+  },
+};
+
+function buildGolden(golden: GoldenCase): BwrapSandbox {
+  const facts = factsFor(golden.plan, golden.facts, golden.writableRootRealPaths, golden.denyGlobMatches);
+  return buildBwrapSandbox(golden.plan, facts, runtime);
+}
+
+// Update after a reviewed change with `pnpm exec vitest run packages/broker/test/bwrap-args.test.ts -u`,
+// then review the golden diff like code: it is the exact sandbox every request of that shape gets.
+describe('buildBwrapSandbox golden files', () => {
+  for (const [name, golden] of Object.entries(GOLDEN)) {
+    it(`${name}: ${golden.shows}`, async () => {
+      await expect(`${JSON.stringify(buildGolden(golden), null, 2)}\n`).toMatchFileSnapshot(
+        `./golden/bwrap-${name}.json`,
+      );
     });
-    const facts = factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file });
-    expect(buildBwrapArgs(p, facts, runtime)).toEqual([
-      ...ISOLATION,
-      '--tmpfs',
-      '/',
-      '--dev',
-      '/dev',
-      '--ro-bind',
-      '/opt/fs/helper.cjs',
-      '/opt/fs/helper.cjs',
-      '--proc',
-      '/proc',
-      '--ro-bind',
-      '/usr',
-      '/usr',
-      '--bind',
-      '/w',
-      '/w',
-      '--perms',
-      '0111',
-      '--tmpfs',
-      '/w/private',
-      '--bind',
-      '/w/private/out',
-      '/w/private/out',
-      '--remount-ro',
-      '/dev',
-      '--remount-ro',
-      '/w/private',
-      '--remount-ro',
-      '/',
-      ...TAIL_ENV,
-      '--chdir',
-      '/',
-      ...COMMAND,
-    ]);
+  }
+
+  it('starts every argv with the isolation options and ends it at `--` (node follows)', () => {
+    for (const golden of Object.values(GOLDEN)) {
+      const { args } = buildGolden(golden);
+      expect(args.slice(0, ISOLATION_ARGS.length)).toEqual(ISOLATION_ARGS);
+      expect(args.at(-1)).toBe('--');
+    }
   });
 
+  it('records what it mounts from the host as it emits it: mount points in argv order, roots without runtime files and masks', () => {
+    const { mountPoints, boundRoots } = buildGolden(GOLDEN['workspace-tmpfs-base'] as GoldenCase);
+    // Not the base tmpfs, /dev, /proc or the /bin symlink: none of them shows host content.
+    expect(mountPoints).toEqual([
+      '/etc',
+      '/opt/fs/helper.cjs',
+      '/usr',
+      '/w',
+      '/w/.env',
+      '/w/.git',
+      '/w/secret',
+    ]);
+    expect(boundRoots).toEqual(['/etc', '/usr', '/w', '/w/.git']);
+    const fullRead = buildGolden(GOLDEN['full-disk-read'] as GoldenCase);
+    expect([fullRead.mountPoints, fullRead.boundRoots]).toEqual([
+      ['/', '/w', '/w/docs'],
+      ['/', '/w', '/w/docs'],
+    ]);
+  });
+});
+
+describe('buildBwrapSandbox argv', () => {
   it('never mounts a missing path (no placeholder on the host) and skips masks the sandbox does not show', () => {
     const p = plan({
       readableRoots: ['/usr'],
@@ -257,7 +192,7 @@ describe('buildBwrapArgs golden argv', () => {
       '/usr/bin/node': file,
       '/opt/fs/helper.cjs': file,
     });
-    const args = buildBwrapArgs(p, facts, runtime);
+    const args = bwrapArgs(p, facts, runtime);
     for (const absent of ['/gone', '/w/ro-missing', '/w/.env', '/w/.git', '/srv/secret']) {
       expect(args).not.toContain(absent);
     }
@@ -270,7 +205,7 @@ describe('buildBwrapArgs golden argv', () => {
       writableRoots: [{ root: '/opt', readOnlySubpaths: [], protectedNames: [] }],
     });
     const facts = factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file });
-    const args = buildBwrapArgs(p, facts, runtime);
+    const args = bwrapArgs(p, facts, runtime);
     const bind = args.indexOf('--bind');
     const mask = args.indexOf('/opt/fs/helper.cjs');
     expect(args.slice(bind, bind + 3)).toEqual(['--bind', '/opt', '/opt']);
@@ -285,54 +220,12 @@ describe('buildBwrapArgs golden argv', () => {
       writableRoots: [{ root: odd, readOnlySubpaths: [], protectedNames: [] }],
     });
     const facts = factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file });
-    const args = buildBwrapArgs(p, facts, runtime);
+    const args = bwrapArgs(p, facts, runtime);
     expect(args.slice(args.indexOf('--bind'), args.indexOf('--bind') + 3)).toEqual(['--bind', odd, odd]);
-  });
-  it('masks the current matches of a deny glob like denied paths', () => {
-    const p = plan({
-      fullDiskRead: true,
-      writableRoots: [{ root: '/w', readOnlySubpaths: [], protectedNames: [] }],
-      denyGlobs: ['/w/**/*.env'],
-    });
-    const matches = ['/w/.env', '/w/config/keys'];
-    const facts = factsFor(
-      p,
-      { '/usr/bin/node': file, '/opt/fs/helper.cjs': file, '/w/.env': file },
-      ['/w'],
-      matches,
-    );
-    expect(buildBwrapArgs(p, facts, runtime)).toEqual([
-      ...ISOLATION,
-      '--ro-bind',
-      '/',
-      '/',
-      '--dev',
-      '/dev',
-      '--proc',
-      '/proc',
-      '--bind',
-      '/w',
-      '/w',
-      '--ro-bind',
-      '/dev/null',
-      '/w/.env',
-      '--perms',
-      '0000',
-      '--tmpfs',
-      '/w/config/keys',
-      '--remount-ro',
-      '/dev',
-      '--remount-ro',
-      '/w/config/keys',
-      ...TAIL_ENV,
-      '--chdir',
-      '/',
-      ...COMMAND,
-    ]);
   });
 });
 
-describe('buildBwrapArgs refusals', () => {
+describe('buildBwrapSandbox refusals', () => {
   const base = (extra: Partial<SandboxPlan>) =>
     plan({
       fullDiskRead: true,
@@ -342,7 +235,7 @@ describe('buildBwrapArgs refusals', () => {
 
   function refusal(p: SandboxPlan, known: Record<string, PathFact>, real?: string[]): FsError {
     try {
-      buildBwrapArgs(
+      bwrapArgs(
         p,
         factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file, ...known }, real),
         runtime,
@@ -351,7 +244,7 @@ describe('buildBwrapArgs refusals', () => {
       expect(error).toBeInstanceOf(FsError);
       return error as FsError;
     }
-    throw new Error('expected buildBwrapArgs to refuse');
+    throw new Error('expected buildBwrapSandbox to refuse');
   }
 
   it('refuses a deny path that crosses a symlink inside a writable root', () => {
@@ -450,7 +343,7 @@ describe('buildBwrapArgs refusals', () => {
         },
         [rootReal],
       );
-      const args = buildBwrapArgs(p, facts, runtime).join(' ');
+      const args = bwrapArgs(p, facts, runtime).join(' ');
       expect(args).toContain(`--ro-bind /dev/null /${root.split('/')[1]}/p/secret`);
     },
   );
@@ -475,7 +368,7 @@ describe('buildBwrapArgs refusals', () => {
         '/l/p/docs': { kind: 'directory', linkText: null, symlinksCrossed: ['/l'], real: '/r/p/docs' },
         '/r/p/docs/secret': file,
       });
-      const args = buildBwrapArgs(p, facts, runtime).join(' ');
+      const args = bwrapArgs(p, facts, runtime).join(' ');
       const bind = args.indexOf('--bind /r/p /r/p');
       const alias = args.indexOf('--ro-bind /r/p/docs /r/p/docs');
       const mask = args.indexOf('--ro-bind /dev/null /r/p/docs/secret');
@@ -499,7 +392,7 @@ describe('buildBwrapArgs refusals', () => {
       '/l/p/docs/inner': { ...dir, symlinksCrossed: ['/l'], real: '/r/p/docs/inner' },
       '/l/p/gone': { ...missing, symlinksCrossed: ['/l'] },
     });
-    const args = buildBwrapArgs(p, facts, runtime).join(' ');
+    const args = bwrapArgs(p, facts, runtime).join(' ');
     expect(args).toContain('--tmpfs /r/p/docs');
     expect(args).not.toContain('/r/p/docs/inner');
     expect(args).not.toContain('/r/p/gone');
@@ -507,7 +400,7 @@ describe('buildBwrapArgs refusals', () => {
 
   it('allows masks whose symlinks live outside every writable root', () => {
     const p = base({ deniedPaths: ['/etc/alternatives/secret'] });
-    const args = buildBwrapArgs(
+    const args = bwrapArgs(
       p,
       factsFor(p, {
         '/usr/bin/node': file,
@@ -547,18 +440,18 @@ describe('buildBwrapArgs refusals', () => {
   it('refuses an environment name that is not a plain identifier', () => {
     const p = plan({ fullDiskRead: true });
     const facts = factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file });
-    expect(() => buildBwrapArgs(p, facts, { ...runtime, env: { 'A=B': 'x' } })).toThrow(FsError);
+    expect(() => bwrapArgs(p, facts, { ...runtime, env: { 'A=B': 'x' } })).toThrow(FsError);
   });
 });
 
-describe('buildBwrapArgs cwd', () => {
+describe('buildBwrapSandbox cwd', () => {
   const facts = (p: SandboxPlan, known: Record<string, PathFact> = {}) =>
     factsFor(p, { '/usr/bin/node': file, '/opt/fs/helper.cjs': file, ...known });
   const chdirOf = (args: string[]) => args[args.indexOf('--chdir') + 1];
 
   it('uses / when the cwd is not visible in the sandbox', () => {
     const p = plan({ readableRoots: ['/usr'], cwd: '/home/u' });
-    expect(chdirOf(buildBwrapArgs(p, facts(p), runtime))).toBe('/');
+    expect(chdirOf(bwrapArgs(p, facts(p), runtime))).toBe('/');
   });
 
   it('uses / when the cwd is denied or is not a directory', () => {
@@ -568,14 +461,14 @@ describe('buildBwrapArgs cwd', () => {
       deniedPaths: ['/home/u'],
       cwd: '/home/u/p',
     });
-    expect(chdirOf(buildBwrapArgs(denied, facts(denied), runtime))).toBe('/');
+    expect(chdirOf(bwrapArgs(denied, facts(denied), runtime))).toBe('/');
     const notDir = plan({ fullDiskRead: true, cwd: '/etc/hostname' });
-    expect(chdirOf(buildBwrapArgs(notDir, facts(notDir, { '/etc/hostname': file }), runtime))).toBe('/');
+    expect(chdirOf(bwrapArgs(notDir, facts(notDir, { '/etc/hostname': file }), runtime))).toBe('/');
   });
 
   it('uses the cwd inside a readable root', () => {
     const p = plan({ readableRoots: ['/srv/project'], cwd: '/srv/project/src' });
-    expect(chdirOf(buildBwrapArgs(p, facts(p), runtime))).toBe('/srv/project/src');
+    expect(chdirOf(bwrapArgs(p, facts(p), runtime))).toBe('/srv/project/src');
   });
 });
 

@@ -58,8 +58,14 @@ async function runCli(
         },
         launch: {
           backend: 'bwrap',
-          file: '/usr/bin/bwrap',
-          args: ['--tmpfs', '/', '--', '/usr/bin/node', 'h.cjs'],
+          sandboxProgram: '/usr/bin/bwrap',
+          sandboxArgs: ['--tmpfs', '/', '--'],
+          runtime: '/usr/bin/node',
+          runtimeArgs: [],
+          helper: 'h.cjs',
+          helperArgs: [],
+          mountPoints: [],
+          boundRoots: [],
           env: {},
         },
         guard: { entries: [], denyGlobs: [], deniedIdentities: [] },
@@ -304,6 +310,9 @@ describe('explain output', () => {
     expect(run.stdout).toContain("/usr/bin/sandbox-exec -p $'(version 1)\\x0a");
     expect(run.stdout).toContain('# profile:\n(version 1)\n');
     expect(run.stdout).toContain('WRITABLE_ROOT_0=/Users/me/w');
+    // Built by the runner's own preparation, with that host's machine checks stated as assumed.
+    expect(run.stdout).toContain('# assumed: /usr/bin/sandbox-exec is assumed to be there\n');
+    expect(run.stdout).toContain('# assumed: no writable root is assumed to hold a `.git` pointer file');
   });
 
   it('shows why a Windows level refuses a policy', async () => {
@@ -333,6 +342,8 @@ describe('explain output', () => {
     ]);
     expect(unrestricted.exitCode).toBe(0);
     expect(unrestricted.stdout).toMatch(/^# backend: restricted-token \(windows\)/);
+    // The launcher gets the plan, then the helper's command line.
+    expect(unrestricted.stdout).toMatch(/'C:\\Program Files\\nodejs\\node\.exe' '[^']*helper\.cjs'\n/);
   });
 });
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { HelperRuntime } from '../src/backends/backend.js';
 import { expandDenyGlobs } from '../src/backends/linux/path-facts.js';
 import { buildSeatbeltProfile } from '../src/backends/macos/seatbelt-profile.js';
-import { buildWindowsLaunchPlanData } from '../src/backends/windows/windows-launch-plan.js';
+import { acceptWindowsPlan } from '../src/backends/windows/windows-level.js';
 
 /** Spellings each platform must refuse alike (the policy's unit tests cover every reason). */
 const POSIX_PATTERNS = [
@@ -90,14 +90,11 @@ describe('unenforceable deny globs are refused alike by every consumer', () => {
   it.each(WINDOWS_PATTERNS)('%j: the restricted-token plan gives the policy invalid_params', (pattern) => {
     const expected = failure(() => parseDenyGlob(pattern, 'windows'));
     expect(expected.kind).toBe('invalid_params');
-    const windowsRuntime = runtime('C:\\node\\node.exe', 'C:\\h\\helper.cjs');
-    expect(
-      failure(() => buildWindowsLaunchPlanData(plan('windows', pattern), windowsRuntime, 'restricted-token')),
-    ).toEqual(expected);
+    expect(failure(() => acceptWindowsPlan(plan('windows', pattern), 'restricted-token'))).toEqual(expected);
     // Before the level's own refusal of any deny glob, which would hide the reason.
-    expect(
-      failure(() => buildWindowsLaunchPlanData(plan('windows', pattern), windowsRuntime, 'elevated')).kind,
-    ).toBe('invalid_params');
+    expect(failure(() => acceptWindowsPlan(plan('windows', pattern), 'elevated')).kind).toBe(
+      'invalid_params',
+    );
   });
 
   it('a plan built from a valid glob reaches the builders', () => {

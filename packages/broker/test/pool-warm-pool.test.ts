@@ -6,6 +6,8 @@ import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
 import { FsError } from '@fs-sandbox/policy';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LaunchSpec } from '../src/backends/backend.js';
+import { launchCommand } from '../src/backends/launch-command.js';
+import { launchKey } from '../src/pool/launch-key.js';
 import { resolvePoolOptions } from '../src/pool/pool-options.js';
 import { spareLaunch } from '../src/pool/spare-launch.js';
 import { WarmPool } from '../src/pool/warm-pool.js';
@@ -38,7 +40,8 @@ process.stdin.on('end', () => {
     return;
   }
   process.stdout.write(JSON.stringify({ status: 'ok', payload: { operation: 'fs/getMetadata',
-    response: { pid: process.pid, started, waited, freshness: request.freshness ?? null } } }) + '\\n');
+    response: { pid: process.pid, started, waited, freshness: request.freshness ?? null,
+      execArgv: process.execArgv, args: process.argv.slice(2) } } }) + '\\n');
 });`;
 
 interface FakeResponse {
@@ -46,6 +49,9 @@ interface FakeResponse {
   started: number;
   waited: number;
   freshness: Array<{ path: string; dev: string; ino: string }> | null;
+  /** node's own flags and the helper program's arguments, as the process got them. */
+  execArgv: string[];
+  args: string[];
 }
 
 beforeAll(async () => {
@@ -67,10 +73,17 @@ async function fakeLaunch(extra: Partial<LaunchSpec> = {}): Promise<LaunchSpec &
   launches += 1;
   const pidDir = join(dir, `pids-${launches}`);
   await mkdir(pidDir);
+  // env(1) stands in for the sandbox program: it execs node, so the pid is the helper's.
   return {
     backend: 'bwrap',
-    file: process.execPath,
-    args: [script],
+    sandboxProgram: '/usr/bin/env',
+    sandboxArgs: [],
+    runtime: process.execPath,
+    runtimeArgs: [],
+    helper: script,
+    helperArgs: [],
+    mountPoints: [],
+    boundRoots: [],
     env: { PID_DIR: pidDir },
     pidDir,
     ...extra,
@@ -128,6 +141,9 @@ describe('warm pool', () => {
     // Spawned before the call and waiting for it, and never reused.
     expect(second.waited).toBeGreaterThanOrEqual(90);
     expect(new Set([first.pid, second.pid, third.pid]).size).toBe(3);
+    // Only spares compile eagerly and rehearse; the cold run keeps node's and the helper's defaults.
+    expect([first.execArgv, first.args]).toEqual([[], []]);
+    expect([second.execArgv, second.args]).toEqual([['--no-lazy'], ['--warm-up']]);
     // Each taken spare is replaced once its reply is back.
     await until(() => pool.stats().warm === 2, 'the spares to be replaced');
     expect(pool.stats().spawned).toBe(5);
@@ -143,7 +159,7 @@ describe('warm pool', () => {
     expect(pool.stats()).toMatchObject({ hits: 0, misses: 2 });
     await until(() => pool.stats().warm === 2, 'a spare for b');
     expect(pool.stats().keys).toBe(2);
-    await pool.launch({ ...a, args: [...a.args, 'x'] }, request(), {});
+    await pool.launch({ ...a, helperArgs: ['x'] }, request(), {});
     expect(pool.stats().misses).toBe(3);
     await pool.launch(a, request(), {});
     expect(pool.stats().hits).toBe(1);
@@ -190,7 +206,7 @@ describe('warm pool', () => {
   it("sends each bound root's device and inode as the request's freshness, to warm helpers only", async () => {
     const pool = newPool({ perKey: 1 });
     const root = await mkdtemp(join(dir, 'root-'));
-    const launch = await fakeLaunch({ freshnessRoots: [root] });
+    const launch = await fakeLaunch({ boundRoots: [root] });
     const cold = responseOf(await pool.launch(launch, request(), {}));
     expect(cold.freshness).toBeNull();
     await until(() => pool.stats().warm === 1, 'a spare');
@@ -201,7 +217,7 @@ describe('warm pool', () => {
 
   it('starts a new helper when a bound root cannot be looked at (freshness unprovable)', async () => {
     const pool = newPool({ perKey: 1 });
-    const launch = await fakeLaunch({ freshnessRoots: [join(dir, 'no-such-root')] });
+    const launch = await fakeLaunch({ boundRoots: [join(dir, 'no-such-root')] });
     await pool.launch(launch, request(), {});
     await until(() => pool.stats().warm === 1, 'a spare');
     const reply = responseOf(await pool.launch(launch, request(), {}));
@@ -260,14 +276,23 @@ describe('pool options', () => {
     expect(() => resolvePoolOptions({ idleMs: 1.5 })).toThrow(/pool idleMs/);
   });
 
-  it('compiles a spare eagerly (node --no-lazy) only where the launch ends in node and the bundle', () => {
+  it('gives a spare node --no-lazy and the helper --warm-up, and nothing else', () => {
     const bwrap: LaunchSpec = {
       backend: 'bwrap',
-      file: '/usr/bin/bwrap',
-      args: ['--setenv', 'TMPDIR', '--', '--', '/usr/bin/node', '/h.cjs', '--expect-mounts', '/w'],
+      sandboxProgram: '/usr/bin/bwrap',
+      sandboxArgs: ['--setenv', 'TMPDIR', '--', '--'],
+      runtime: '/usr/bin/node',
+      runtimeArgs: [],
+      helper: '/h.cjs',
+      helperArgs: [],
+      mountPoints: ['/w'],
+      boundRoots: ['/w'],
       env: {},
     };
-    expect(spareLaunch(bwrap).args).toEqual([
+    const spare = spareLaunch(bwrap);
+    expect(spare).toEqual({ ...bwrap, runtimeArgs: ['--no-lazy'], helperArgs: ['--warm-up'] });
+    // Placed by the parts, whatever the sandbox's own arguments look like (here a stray `--`).
+    expect(launchCommand(spare).args).toEqual([
       '--setenv',
       'TMPDIR',
       '--',
@@ -279,7 +304,40 @@ describe('pool options', () => {
       '/w',
       '--warm-up',
     ]);
-    const windows: LaunchSpec = { backend: 'restricted-token', file: 'launcher', args: ['--', 'x'], env: {} };
-    expect(spareLaunch(windows)).toBe(windows);
+  });
+});
+
+describe('launch key', () => {
+  const launch: LaunchSpec = {
+    backend: 'bwrap',
+    sandboxProgram: '/usr/bin/bwrap',
+    sandboxArgs: ['--bind', '/w', '/w', '--'],
+    runtime: '/usr/bin/node',
+    runtimeArgs: [],
+    helper: '/h.cjs',
+    helperArgs: [],
+    mountPoints: ['/w'],
+    boundRoots: ['/w'],
+    env: { PATH: '/usr/bin' },
+    details: { note: 'shown by explain only' },
+  };
+
+  it('changes with every part that shapes the sandbox, and with nothing else', () => {
+    const key = launchKey(launch);
+    for (const change of [
+      { sandboxProgram: '/opt/bwrap' },
+      { sandboxArgs: ['--ro-bind', '/w', '/w', '--'] },
+      { runtime: '/opt/node' },
+      { runtimeArgs: ['--no-lazy'] },
+      { helper: '/other.cjs' },
+      { helperArgs: ['--warm-up'] },
+      { mountPoints: ['/w', '/w/.env'] },
+      { boundRoots: ['/w', '/x'] },
+      { env: { PATH: '/bin' } },
+      { backend: 'seatbelt' as const },
+    ]) {
+      expect(launchKey({ ...launch, ...change }), JSON.stringify(change)).not.toBe(key);
+    }
+    expect(launchKey({ ...launch, details: {}, env: { PATH: '/usr/bin' } })).toBe(key);
   });
 });

@@ -73,8 +73,14 @@ function observedBroker(reply: HelperReply | (() => never), extra: BrokerOptions
     os: 'linux',
     prepare: async (_plan, runtime) => ({
       backend: 'bwrap',
-      file: '/bin/false',
-      args: [runtime.helperBundle],
+      sandboxProgram: '/bin/false',
+      sandboxArgs: [],
+      runtime: runtime.nodePath,
+      runtimeArgs: [],
+      helper: runtime.helperBundle,
+      helperArgs: [],
+      mountPoints: [],
+      boundRoots: [],
       env: {},
     }),
   };
@@ -152,7 +158,18 @@ describe('createBroker routing', () => {
       backendFor: () => ({
         name: 'bwrap',
         os: 'linux',
-        prepare: async () => ({ backend: 'bwrap', file: 'x', args: [], env: {} }),
+        prepare: async (_plan, runtime) => ({
+          backend: 'bwrap',
+          sandboxProgram: 'x',
+          sandboxArgs: [],
+          runtime: runtime.nodePath,
+          runtimeArgs: [],
+          helper: runtime.helperBundle,
+          helperArgs: [],
+          mountPoints: [],
+          boundRoots: [],
+          env: {},
+        }),
       }),
       launcher: async (_launch, request) => {
         seen = request;

@@ -28,7 +28,23 @@ async function fakeHelper(source: string, backend: LaunchSpec['backend'] = 'bwra
   counter += 1;
   const script = join(dir, `fake-${counter}.cjs`);
   await writeFile(script, source);
-  return { backend, file: process.execPath, args: [script], env: {} };
+  return nodeLaunch(script, backend);
+}
+
+/** A launch whose "sandbox" is env(1) starting node on `script` (env execs it: the same process). */
+function nodeLaunch(script: string, backend: LaunchSpec['backend'] = 'bwrap'): LaunchSpec {
+  return {
+    backend,
+    sandboxProgram: '/usr/bin/env',
+    sandboxArgs: [],
+    runtime: process.execPath,
+    runtimeArgs: [],
+    helper: script,
+    helperArgs: [],
+    mountPoints: [],
+    boundRoots: [],
+    env: {},
+  };
 }
 
 const request: HelperRequest = { operation: 'fs/getMetadata', params: { path: 'file:///x' } };
@@ -183,7 +199,10 @@ describe('runHelper failures', () => {
   });
 
   it('maps a launcher that cannot be started to sandbox_unavailable', async () => {
-    const launch: LaunchSpec = { backend: 'bwrap', file: join(dir, 'no-such-bwrap'), args: [], env: {} };
+    const launch: LaunchSpec = {
+      ...nodeLaunch(join(dir, 'x.cjs')),
+      sandboxProgram: join(dir, 'no-such-bwrap'),
+    };
     const error = await failureOf(runHelper(launch, request, {}));
     expect(error.kind).toBe('sandbox_unavailable');
     expect(error.message).toContain('cannot start');

@@ -35,4 +35,31 @@ describe('Seatbelt backend', () => {
       });
     },
   );
+
+  it('reads the machine only through its checks, so another host can be described by assumptions', async () => {
+    const plan = {
+      os: 'macos' as const,
+      fullDiskRead: true,
+      readableRoots: [],
+      writableRoots: [{ root: '/Users/me/w', readOnlySubpaths: [], protectedNames: [] }],
+      deniedPaths: [],
+      denyGlobs: [],
+      cwd: null,
+    };
+    const runtime = { nodePath: '/usr/local/bin/node', helperBundle: '/x/helper.cjs', env: {} };
+    const asSpelled = { realpath: async (path: string) => path, profileSpelling: (path: string) => path };
+    const launch = await createSeatbeltBackend({
+      checkSandboxExec: async () => {},
+      paths: asSpelled,
+    }).prepare(plan, runtime);
+    expect(launch.sandboxProgram).toBe('/usr/bin/sandbox-exec');
+    // The same plan on a host where the writable root is a symlink is refused, not rewritten.
+    const linked = {
+      ...asSpelled,
+      realpath: async (path: string) => path.replace('/Users/me/w', '/Volumes/w'),
+    };
+    await expect(
+      createSeatbeltBackend({ checkSandboxExec: async () => {}, paths: linked }).prepare(plan, runtime),
+    ).rejects.toMatchObject({ kind: 'sandbox_unavailable', message: expect.stringContaining('symlink') });
+  });
 });

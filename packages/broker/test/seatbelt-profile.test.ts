@@ -1,6 +1,7 @@
 import type { SandboxPlan } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
 import type { HelperRuntime } from '../src/backends/backend.js';
+import { launchCommand } from '../src/backends/launch-command.js';
 import { buildSeatbeltLaunch } from '../src/backends/macos/seatbelt-launch.js';
 import {
   buildSeatbeltProfile,
@@ -133,16 +134,19 @@ describe('Seatbelt profile structure', () => {
     const p = PLANS['deny-entries'] as SandboxPlan;
     const launch = buildSeatbeltLaunch(p, RUNTIME);
     const { text, params } = buildSeatbeltProfile(p, RUNTIME);
-    expect(launch.file).toBe('/usr/bin/sandbox-exec');
-    expect(launch.args.slice(0, 2)).toEqual(['-p', text]);
-    const defines = launch.args.slice(2, 2 + params.length * 2);
+    expect(launch.sandboxProgram).toBe('/usr/bin/sandbox-exec');
+    expect(launch.sandboxArgs.slice(0, 2)).toEqual(['-p', text]);
+    const defines = launch.sandboxArgs.slice(2, 2 + params.length * 2);
     expect(defines).toEqual(params.flatMap(([key, value]) => ['-D', `${key}=${value}`]));
-    expect(launch.args.slice(2 + params.length * 2)).toEqual([
+    expect(launch.sandboxArgs.slice(2 + params.length * 2)).toEqual(['--']);
+    expect(launchCommand(launch).args.slice(2 + params.length * 2)).toEqual([
       '--',
       RUNTIME.nodePath,
       '--openssl-config=/dev/null',
       RUNTIME.helperBundle,
     ]);
+    // Seatbelt mounts nothing: no mount check for the helper, no roots for the pool to compare.
+    expect([launch.mountPoints, launch.boundRoots]).toEqual([[], []]);
     expect(launch.env).toEqual(RUNTIME.env);
     expect(launch.details).toEqual({ profile: text, params: Object.fromEntries(params) });
   });

@@ -3,8 +3,8 @@ import type { SandboxPlan } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
 import type { HelperRuntime } from '../src/backends/backend.js';
 import {
-  createRestrictedTokenBackend,
   createWindowsBackend,
+  installedWindowsLauncher,
 } from '../src/backends/windows/restricted-token-backend.js';
 
 const RUNTIME: HelperRuntime = {
@@ -34,8 +34,8 @@ describe('Windows backend selection and preparation', () => {
   });
 
   it('refuses a read-restricted plan for that reason, before looking for the launcher', async () => {
-    const backend = createRestrictedTokenBackend('restricted-token', {
-      launcherScript: 'C:\\missing\\launcher.js',
+    const backend = createWindowsBackend('restricted-token', {
+      locateLauncher: () => installedWindowsLauncher('C:\\missing\\launcher.js'),
     });
     await expect(backend.prepare(READ_RESTRICTED, RUNTIME)).rejects.toMatchObject({
       kind: 'sandbox_unavailable',
@@ -44,8 +44,8 @@ describe('Windows backend selection and preparation', () => {
   });
 
   it('refuses when the launcher has not been built', async () => {
-    const backend = createRestrictedTokenBackend('restricted-token', {
-      launcherScript: '/nonexistent/windows-launcher.js',
+    const backend = createWindowsBackend('restricted-token', {
+      locateLauncher: () => installedWindowsLauncher('/nonexistent/windows-launcher.js'),
     });
     await expect(backend.prepare(FULL_READ, RUNTIME)).rejects.toMatchObject({
       kind: 'sandbox_unavailable',
@@ -55,9 +55,11 @@ describe('Windows backend selection and preparation', () => {
 
   it('builds the launch when the launcher and koffi are present', async () => {
     const inBrokerPackage = fileURLToPath(import.meta.url);
-    const backend = createRestrictedTokenBackend('elevated', { launcherScript: inBrokerPackage });
+    const backend = createWindowsBackend('elevated', {
+      locateLauncher: () => installedWindowsLauncher(inBrokerPackage),
+    });
     const spec = await backend.prepare(FULL_READ, RUNTIME);
-    expect([backend.name, backend.os, spec.backend, spec.file, spec.args[0]]).toEqual([
+    expect([backend.name, backend.os, spec.backend, spec.sandboxProgram, spec.sandboxArgs[0]]).toEqual([
       'restricted-token',
       'windows',
       'restricted-token',

@@ -1,16 +1,29 @@
-import type { SandboxPlan } from '@fs-sandbox/policy';
+import type { FsError, SandboxPlan, WindowsSandboxLevel } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
 import type { HelperRuntime } from '../src/backends/backend.js';
+import { launchCommand } from '../src/backends/launch-command.js';
 import {
   buildWindowsLaunchPlan,
   buildWindowsLaunchPlanData,
 } from '../src/backends/windows/windows-launch-plan.js';
 import {
   MAX_COMMAND_LINE_CHARS,
+  parseHelperCommand,
   parseWindowsLaunchPlan,
 } from '../src/backends/windows/windows-launch-protocol.js';
 import { windowsLauncherScriptPath } from '../src/backends/windows/windows-launcher-path.js';
-import { windowsLevelRefusal } from '../src/backends/windows/windows-level.js';
+import { acceptWindowsPlan } from '../src/backends/windows/windows-level.js';
+
+/** Why `level` refuses the plan (always as sandbox_unavailable), or null when it accepts it. */
+function windowsLevelRefusal(p: SandboxPlan, level: WindowsSandboxLevel): string | null {
+  try {
+    acceptWindowsPlan(p, level);
+    return null;
+  } catch (error) {
+    expect(error).toMatchObject({ kind: 'sandbox_unavailable' });
+    return (error as FsError).message;
+  }
+}
 
 const RUNTIME: HelperRuntime = {
   nodePath: 'C:\\Program Files\\nodejs\\node.exe',
@@ -73,17 +86,11 @@ describe('restricted-token level refusals', () => {
     expect(windowsLevelRefusal(WORKSPACE_WRITE, 'restricted-token')).toBeNull();
     expect(windowsLevelRefusal(WORKSPACE_WRITE, 'elevated')).toBeNull();
   });
-
-  it('the builder refuses with sandbox_unavailable instead of building a weaker sandbox', () => {
-    expect(() =>
-      buildWindowsLaunchPlan(plan({ fullDiskRead: false }), RUNTIME, 'restricted-token', LAUNCHER),
-    ).toThrow(expect.objectContaining({ kind: 'sandbox_unavailable' }));
-  });
 });
 
 describe('restricted-token launch plan', () => {
   it('workspace-write: write-restricted token, per-run capability SID, grants and deny ACEs', async () => {
-    const data = buildWindowsLaunchPlanData(WORKSPACE_WRITE, RUNTIME, 'restricted-token');
+    const data = buildWindowsLaunchPlanData(acceptWindowsPlan(WORKSPACE_WRITE, 'restricted-token'), RUNTIME);
     await expect(`${JSON.stringify(data, null, 2)}\n`).toMatchFileSnapshot(
       './golden/windows-workspace-write.plan.json',
     );
@@ -106,32 +113,35 @@ describe('restricted-token launch plan', () => {
       ['C:\\Users\\dev\\work', 'delete', 'none', 'skip'],
       ['C:\\Users\\dev\\work\\vendor', 'delete', 'none', 'skip'],
     ]);
-    expect(data.argv).toEqual([RUNTIME.nodePath, RUNTIME.helperBundle]);
     expect(data.job).toEqual({ killOnClose: true, activeProcessLimit: 1 });
   });
 
   it('read-only policy with full-disk read: no grants, so every write fails', () => {
-    const data = buildWindowsLaunchPlanData(plan({}), RUNTIME, 'restricted-token');
+    const data = buildWindowsLaunchPlanData(acceptWindowsPlan(plan({}), 'restricted-token'), RUNTIME);
     expect(data.grants).toEqual([]);
     expect(data.denies).toEqual([]);
     expect(data.tokenFlags).toContain('WRITE_RESTRICTED');
   });
 
-  it('launches node on the launcher with the plan as one argument, and explains it', () => {
-    const spec = buildWindowsLaunchPlan(WORKSPACE_WRITE, RUNTIME, 'elevated', LAUNCHER);
+  it('launches node on the launcher with the plan as one argument, then the helper command line', () => {
+    const spec = buildWindowsLaunchPlan(acceptWindowsPlan(WORKSPACE_WRITE, 'elevated'), RUNTIME, LAUNCHER);
     expect(spec.backend).toBe('restricted-token');
-    expect(spec.file).toBe(RUNTIME.nodePath);
-    expect(spec.args[0]).toBe(LAUNCHER);
-    expect(spec.args).toHaveLength(2);
-    expect(parseWindowsLaunchPlan(spec.args[1])).toEqual(
-      buildWindowsLaunchPlanData(WORKSPACE_WRITE, RUNTIME, 'elevated'),
+    expect(spec.sandboxProgram).toBe(RUNTIME.nodePath);
+    expect(spec.sandboxArgs[0]).toBe(LAUNCHER);
+    expect(spec.sandboxArgs).toHaveLength(2);
+    expect(parseWindowsLaunchPlan(spec.sandboxArgs[1])).toEqual(
+      buildWindowsLaunchPlanData(acceptWindowsPlan(WORKSPACE_WRITE, 'elevated'), RUNTIME),
     );
+    const { file, args } = launchCommand(spec);
+    expect([file, ...args.slice(0, 2)]).toEqual([RUNTIME.nodePath, LAUNCHER, spec.sandboxArgs[1]]);
+    // What the launcher starts under the token: its arguments after the plan.
+    expect(parseHelperCommand(args.slice(2))).toEqual([RUNTIME.nodePath, RUNTIME.helperBundle]);
+    expect([spec.mountPoints, spec.boundRoots]).toEqual([[], []]);
     expect(spec.env).toEqual(RUNTIME.env);
     expect(spec.details).toMatchObject({
       level: 'elevated',
       tokenFlags: ['DISABLE_MAX_PRIVILEGE', 'LUA_TOKEN', 'WRITE_RESTRICTED'],
       envNames: ['Path', 'TEMP'],
-      argv: [RUNTIME.nodePath, RUNTIME.helperBundle],
     });
     expect(spec.details).not.toHaveProperty('env');
   });
@@ -139,7 +149,10 @@ describe('restricted-token launch plan', () => {
   it('refuses plan paths spelled as Windows aliases', () => {
     for (const root of ['C:\\Users\\dev\\WORK~1', '\\\\?\\C:\\w', 'C:\\w.', '\\\\server\\share\\w']) {
       const p = plan({ writableRoots: [{ root, readOnlySubpaths: [], protectedNames: [] }] });
-      expect(() => buildWindowsLaunchPlanData(p, RUNTIME, 'restricted-token'), root).toThrow(
+      expect(
+        () => buildWindowsLaunchPlanData(acceptWindowsPlan(p, 'restricted-token'), RUNTIME),
+        root,
+      ).toThrow(
         expect.objectContaining({
           kind: 'sandbox_unavailable',
           message: expect.stringContaining('writable root'),
@@ -147,14 +160,19 @@ describe('restricted-token launch plan', () => {
       );
     }
     expect(() =>
-      buildWindowsLaunchPlanData(plan({}), { ...RUNTIME, nodePath: 'C:\\PROGRA~1\\node.exe' }, 'elevated'),
+      buildWindowsLaunchPlanData(acceptWindowsPlan(plan({}), 'elevated'), {
+        ...RUNTIME,
+        nodePath: 'C:\\PROGRA~1\\node.exe',
+      }),
     ).toThrow(/node executable/);
   });
 
   it('refuses a plan too large for a Windows command line', () => {
     const readOnlySubpaths = Array.from({ length: 400 }, (_, i) => `C:\\w\\${'deep\\'.repeat(10)}${i}`);
     const big = plan({ writableRoots: [{ root: 'C:\\w', readOnlySubpaths, protectedNames: [] }] });
-    expect(() => buildWindowsLaunchPlan(big, RUNTIME, 'restricted-token', LAUNCHER)).toThrow(
+    expect(() =>
+      buildWindowsLaunchPlan(acceptWindowsPlan(big, 'restricted-token'), RUNTIME, LAUNCHER),
+    ).toThrow(
       expect.objectContaining({
         kind: 'sandbox_unavailable',
         message: expect.stringContaining(String(MAX_COMMAND_LINE_CHARS)),
@@ -170,7 +188,7 @@ describe('restricted-token launch plan', () => {
 });
 
 describe('launch plan parsing (the launcher side)', () => {
-  const good = buildWindowsLaunchPlanData(WORKSPACE_WRITE, RUNTIME, 'restricted-token');
+  const good = buildWindowsLaunchPlanData(acceptWindowsPlan(WORKSPACE_WRITE, 'restricted-token'), RUNTIME);
   const variant = (change: (p: Record<string, unknown>) => void) => {
     const copy = JSON.parse(JSON.stringify(good)) as Record<string, unknown>;
     change(copy);
@@ -193,7 +211,6 @@ describe('launch plan parsing (the launcher side)', () => {
         'no job limit',
         variant((p) => Object.assign(p, { job: { killOnClose: false, activeProcessLimit: 1 } })),
       ],
-      ['short argv', variant((p) => Object.assign(p, { argv: ['node.exe'] }))],
       ['env', variant((p) => Object.assign(p, { env: { A: 1 } }))],
     ] as const) {
       expect(() => parseWindowsLaunchPlan(text), label).toThrow(
@@ -207,5 +224,16 @@ describe('launch plan parsing (the launcher side)', () => {
 
   it('accepts the plan the broker builds', () => {
     expect(parseWindowsLaunchPlan(JSON.stringify(good))).toEqual(good);
+  });
+
+  it('refuses to start the helper without node and the bundle after the plan', () => {
+    for (const command of [[], ['node.exe'], ['node.exe', '']]) {
+      expect(() => parseHelperCommand(command), JSON.stringify(command)).toThrow(
+        expect.objectContaining({
+          kind: 'sandbox_unavailable',
+          message: expect.stringContaining('no helper command line'),
+        }),
+      );
+    }
   });
 });

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWindowsLaunchPlanData } from '../src/backends/windows/windows-launch-plan.js';
+import { acceptWindowsPlan } from '../src/backends/windows/windows-level.js';
 
 const run = promisify(execFile);
 const brokerRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -35,8 +36,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function launch(arg: string): Promise<{ stdout: string; stderr: string }> {
-  return run(process.execPath, [launcher, arg], { env: { PATH: process.env.PATH ?? '' } });
+async function launch(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return run(process.execPath, [launcher, ...args], { env: { PATH: process.env.PATH ?? '' } });
 }
 
 describe('Windows launcher failure replies', () => {
@@ -58,7 +59,7 @@ describe('Windows launcher failure replies', () => {
   it.skipIf(process.platform === 'win32')(
     'refuses to run anywhere but Windows, never starting the helper unsandboxed (skipped on Windows: the e2e suite runs it for real)',
     async () => {
-      const plan = buildWindowsLaunchPlanData(
+      const accepted = acceptWindowsPlan(
         {
           os: 'windows',
           fullDiskRead: true,
@@ -68,10 +69,14 @@ describe('Windows launcher failure replies', () => {
           denyGlobs: [],
           cwd: null,
         },
-        { nodePath: 'C:\\node\\node.exe', helperBundle: 'C:\\fs\\helper.cjs', env: {} },
         'restricted-token',
       );
-      const { stdout } = await launch(JSON.stringify(plan));
+      const plan = buildWindowsLaunchPlanData(accepted, {
+        nodePath: 'C:\\node\\node.exe',
+        helperBundle: 'C:\\fs\\helper.cjs',
+        env: {},
+      });
+      const { stdout } = await launch(JSON.stringify(plan), 'C:\\node\\node.exe', 'C:\\fs\\helper.cjs');
       expect(JSON.parse(stdout).payload).toEqual({
         code: -32603,
         message: `the restricted-token launcher runs only on Windows, not ${process.platform}`,

@@ -6,27 +6,45 @@ export interface HelperRuntime {
   nodePath: string;
   /** Absolute path of the bundled helper program. */
   helperBundle: string;
-  /** Environment after the allowlist filter (DESIGN §5); backends never add host variables. */
+  /** Environment after the allowlist filter; backends never add host variables. */
   env: Record<string, string>;
 }
 
 /**
- * A launch the runner can spawn: a program, its argv and environment, and the cwd of the launcher
- * itself (the sandboxed helper's cwd is set by the backend inside the sandbox).
+ * A launch the runner can spawn, kept in its parts: the program that builds the sandbox, then node
+ * and the helper inside it. The parts stay apart so that the pool can give a warm spare its own
+ * node and helper flags, and learn what was mounted, without reading an argv back; launch-command.ts
+ * is the one place they are joined. The launcher itself runs with cwd `/` (the sandboxed helper's
+ * cwd is set by the backend inside the sandbox).
  */
 export interface LaunchSpec {
   backend: BackendName;
-  file: string;
-  args: string[];
+  /** The program spawned: bwrap, sandbox-exec, or node running the Windows launcher. */
+  sandboxProgram: string;
+  /** Its arguments, up to where the runtime's command line starts. */
+  sandboxArgs: string[];
+  /** The node executable, as the sandbox names it. */
+  runtime: string;
+  /** node's own flags, before the helper bundle. */
+  runtimeArgs: string[];
+  /** The helper bundle node runs, as the sandbox names it. */
+  helper: string;
+  /** The helper program's own arguments, after `--expect-mounts` (which is derived from mountPoints). */
+  helperArgs: string[];
+  /**
+   * Every host-dependent mount point (binds, masks), in the order they are mounted. A helper started
+   * earlier (warm pool) must find them all still mounted before acting, else the host detached one
+   * under it. Empty when the backend binds nothing (its sandbox re-resolves paths on every access).
+   */
+  mountPoints: string[];
+  /**
+   * Host paths the launch binds into the sandbox as roots, as they were when it was prepared. A warm
+   * helper is shown their device/inode at request time and refuses if its own view differs.
+   */
+  boundRoots: string[];
   env: Record<string, string>;
   /** Extra description for `fs-sandbox explain` (e.g. the Seatbelt profile text, the Windows token plan). */
   details?: Record<string, unknown>;
-  /**
-   * Host paths the launch binds into the sandbox as they were when it was prepared. A helper started
-   * earlier (warm pool) must be shown their device/inode at request time and refuse if its own view
-   * differs. Absent when the backend binds nothing (its sandbox re-resolves paths on every access).
-   */
-  freshnessRoots?: string[];
   /** Existing paths the backend masked because a deny glob matched them (their identities are denied too). */
   denyGlobMatches?: string[];
 }
@@ -34,7 +52,7 @@ export interface LaunchSpec {
 export type BackendName = 'bwrap' | 'seatbelt' | 'restricted-token';
 
 /**
- * A platform backend: turns a plan into the command that runs the helper under that plan on one OS.
+ * A platform backend: turns a plan into the launch that runs the helper under that plan on one OS.
  * `prepare` may read the filesystem (existence, symlinks) and may refuse with a typed FsError
  * (`sandbox_unavailable`, `permission_denied`); it never falls back to an unsandboxed launch.
  */

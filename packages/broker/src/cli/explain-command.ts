@@ -1,5 +1,6 @@
 import { currentHostOs, type HostOs, parseSandboxContext } from '@fs-sandbox/policy';
 import { type Command, Option } from 'commander';
+import { launchCommand } from '../backends/launch-command.js';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { addContextOptions, type ContextFlags, contextFromFlags } from './context-options.js';
 import { explainForPlatform } from './explain-foreign.js';
@@ -30,10 +31,11 @@ export function registerExplainCommand(program: Command, deps: CliDeps): void {
         const { launch, assumptions } =
           platform === host
             ? { ...(await broker.prepareSandbox(sandbox)), assumptions: [] }
-            : explainForPlatform(parseSandboxContext(sandbox), platform, deps.io.env);
+            : await explainForPlatform(parseSandboxContext(sandbox), platform, deps.io.env);
         const notes = assumptions.map((note) => `# assumed: ${note}\n`).join('');
+        const command = launchCommand(launch);
         deps.io.stdout.write(
-          `# backend: ${launch.backend} (${platform})\n${notes}${formatCommand(launch.file, launch.args)}\n`,
+          `# backend: ${launch.backend} (${platform})\n${notes}${formatCommand(command.file, command.args)}\n`,
         );
         for (const [name, value] of Object.entries(launch.details ?? {})) {
           deps.io.stdout.write(

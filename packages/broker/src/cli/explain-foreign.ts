@@ -1,25 +1,25 @@
 import {
-  buildSandboxPlan,
   FsError,
   filterHelperEnv,
   type HostOs,
   minimalReadRootCandidates,
   type SandboxContext,
-  type SandboxPlan,
-  widenForHelperRuntime,
 } from '@fs-sandbox/policy';
-import type { HelperRuntime, LaunchSpec } from '../backends/backend.js';
-import { buildSeatbeltLaunch } from '../backends/macos/seatbelt-launch.js';
-import { buildWindowsLaunchPlan } from '../backends/windows/windows-launch-plan.js';
-import { assertWindowsLevelAccepts, unsupportedLevelRefusal } from '../backends/windows/windows-level.js';
+import type { HelperRuntime, SandboxBackend } from '../backends/backend.js';
+import { resolveMacosTopLevelAlias } from '../backends/macos/macos-path-aliases.js';
+import { createSeatbeltBackend } from '../backends/macos/seatbelt-backend.js';
+import { SANDBOX_EXEC_PATH } from '../backends/macos/seatbelt-launch.js';
+import { createWindowsBackend } from '../backends/windows/restricted-token-backend.js';
 import { routeFor } from '../routing.js';
+import type { ResolvedHelperRuntime } from '../runner/helper-runtime.js';
+import { type PreparedLaunch, type SandboxedContext, SandboxRunner } from '../runner/sandbox-runner.js';
 
 /**
- * `fs-sandbox explain --platform` for an OS other than this host: the same resolution, widening and
- * plan as a real run, handed to that platform's pure command builder. What cannot be known from
- * here is assumed and said so: the runtime paths are the usual install locations and every minimal
- * root is taken to exist. Linux needs the host's own facts (bwrap reads the tree), so it is
- * explained on Linux only.
+ * `fs-sandbox explain --platform` for an OS other than this host: the runner's own preparation
+ * (resolution, widening, plan, that platform's backend) with the other host's files, which cannot
+ * be read from here, replaced by stated assumptions: the runtime paths are the usual install
+ * locations, every minimal root exists, and the backend's own checks of the machine pass. Linux
+ * needs the host's own facts (bwrap reads the tree), so it is explained on Linux only.
  */
 const ASSUMED_RUNTIME: Record<Exclude<HostOs, 'linux'>, Omit<HelperRuntime, 'env'>> = {
   macos: {
@@ -35,17 +35,44 @@ const ASSUMED_RUNTIME: Record<Exclude<HostOs, 'linux'>, Omit<HelperRuntime, 'env
 const ASSUMED_WINDOWS_LAUNCHER =
   'C:\\Program Files\\fs-sandbox\\node_modules\\@fs-sandbox\\broker\\dist\\windows-launcher.js';
 
-export interface ForeignExplanation {
-  plan: SandboxPlan;
-  launch: LaunchSpec;
+export interface ForeignExplanation extends PreparedLaunch {
   assumptions: string[];
 }
 
-export function explainForPlatform(
+/** A platform's backend with its reads of the machine replaced by what is assumed of it. */
+interface AssumedBackend {
+  backendFor(context: SandboxedContext): SandboxBackend;
+  assumptions: string[];
+}
+
+const ASSUMED_BACKENDS: Record<Exclude<HostOs, 'linux'>, AssumedBackend> = {
+  macos: {
+    backendFor: () =>
+      createSeatbeltBackend({
+        checkSandboxExec: async () => {},
+        // Every path exists as spelled: its real path is the spelling the profile uses anyway.
+        paths: {
+          realpath: async (path) => resolveMacosTopLevelAlias(path),
+          profileSpelling: resolveMacosTopLevelAlias,
+        },
+      }),
+    assumptions: [
+      `${SANDBOX_EXEC_PATH} is assumed to be there`,
+      "no path of the plan is assumed to cross a symlink other than macOS's own /tmp, /var and /etc",
+    ],
+  },
+  windows: {
+    backendFor: (context) =>
+      createWindowsBackend(context.windowsSandboxLevel, { locateLauncher: () => ASSUMED_WINDOWS_LAUNCHER }),
+    assumptions: [`the Windows launcher is assumed at ${ASSUMED_WINDOWS_LAUNCHER}, with koffi installed`],
+  },
+};
+
+export async function explainForPlatform(
   context: SandboxContext | null,
   platform: HostOs,
   env: Record<string, string | undefined>,
-): ForeignExplanation {
+): Promise<ForeignExplanation> {
   if (platform === 'linux') {
     throw new FsError(
       'sandbox_unavailable',
@@ -59,26 +86,32 @@ export function explainForPlatform(
       `this context does not need a sandbox (${route.reason}); it runs in-process`,
     );
   }
-  const runtime: HelperRuntime = { ...ASSUMED_RUNTIME[platform], env: filterHelperEnv(env, platform) };
-  const profile = widenForHelperRuntime(route.context.profile, {
-    os: platform,
-    helperFiles: [runtime.nodePath, runtime.helperBundle],
+  const runtime: ResolvedHelperRuntime = {
+    ...ASSUMED_RUNTIME[platform],
+    env: filterHelperEnv(env, platform),
     minimalRootsPresent: minimalReadRootCandidates(platform),
+    ownCode: [],
+  };
+  const backend = ASSUMED_BACKENDS[platform];
+  const runner = new SandboxRunner({
+    os: platform,
+    backendFor: backend.backendFor,
+    runtime: async () => runtime,
+    launcher: async () => {
+      throw new FsError('internal_error', 'explain never runs a helper');
+    },
+    // Neither `.git` pointer files nor the broker's installation can be looked at on that host.
+    protectHostPaths: (plan) => ({ plan, extra: new Map(), unmounted: new Map() }),
   });
-  const plan = buildSandboxPlan({ ...route.context, profile }, platform);
-  const assumptions = [
-    `runtime paths are assumed (node ${runtime.nodePath}, helper ${runtime.helperBundle})`,
-    `every ${platform} minimal root is assumed to exist`,
-  ];
-  if (platform === 'macos') return { plan, launch: buildSeatbeltLaunch(plan, runtime), assumptions };
-  const level = route.context.windowsSandboxLevel;
-  if (level !== 'restricted-token' && level !== 'elevated') {
-    throw new FsError('sandbox_unavailable', unsupportedLevelRefusal(level));
-  }
-  assertWindowsLevelAccepts(plan, level);
+  const { plan, launch } = await runner.prepareLaunch(route.context);
   return {
     plan,
-    launch: buildWindowsLaunchPlan(plan, runtime, level, ASSUMED_WINDOWS_LAUNCHER),
-    assumptions: [...assumptions, `the Windows launcher is assumed at ${ASSUMED_WINDOWS_LAUNCHER}`],
+    launch,
+    assumptions: [
+      `runtime paths are assumed (node ${runtime.nodePath}, helper ${runtime.helperBundle})`,
+      `every ${platform} minimal root is assumed to exist`,
+      'no writable root is assumed to hold a `.git` pointer file or fs-sandbox itself (their extra read-only paths come from the host)',
+      ...backend.assumptions,
+    ],
   };
 }

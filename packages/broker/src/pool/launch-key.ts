@@ -1,14 +1,17 @@
 import type { LaunchSpec } from '../backends/backend.js';
+import { launchCommand } from '../backends/launch-command.js';
 
 /**
- * Everything that shapes a helper's sandbox: the launcher, its whole argv (mounts, masks, cwd, the
- * helper's own arguments) and the environment. Two requests share warm helpers only when this is
- * byte-for-byte equal; the launch is rebuilt from fresh host facts on every request, so a changed
- * policy, a new deny path or a re-pointed symlink gives a different key.
+ * Everything that shapes a helper's sandbox: the launcher and its whole argv (mounts, masks, cwd,
+ * node's and the helper's own arguments, the mount points the helper checks), the roots whose
+ * identity a warm helper is checked against, and the environment. Two requests share warm helpers
+ * only when this is byte-for-byte equal; the launch is rebuilt from fresh host facts on every
+ * request, so a changed policy, a new deny path or a re-pointed symlink gives a different key.
  */
 export function launchKey(launch: LaunchSpec): string {
+  const { file, args } = launchCommand(launch);
   const env = Object.keys(launch.env)
     .sort()
     .map((name) => [name, launch.env[name]]);
-  return JSON.stringify([launch.backend, launch.file, launch.args, env]);
+  return JSON.stringify([launch.backend, file, args, launch.boundRoots, env]);
 }

@@ -1,9 +1,6 @@
 import { WARM_UP_FLAG } from '@fs-sandbox/helper';
 import type { LaunchSpec } from '../backends/backend.js';
 
-/** Backends whose launch ends in `-- <node> <helper bundle> [helper arguments]`. */
-const NODE_AFTER_SEPARATOR: ReadonlySet<LaunchSpec['backend']> = new Set(['bwrap', 'seatbelt']);
-
 /**
  * The launch of a warm spare: the same sandbox, with node told to compile every function of the
  * helper up front (`--no-lazy`) and the helper told to rehearse its request path (`--warm-up`, see
@@ -13,11 +10,9 @@ const NODE_AFTER_SEPARATOR: ReadonlySet<LaunchSpec['backend']> = new Set(['bwrap
  * node's defaults. The pool key is taken from the request's launch, not from this one.
  */
 export function spareLaunch(launch: LaunchSpec): LaunchSpec {
-  if (!NODE_AFTER_SEPARATOR.has(launch.backend)) return launch;
-  // The last `--`: everything after it is node, the bundle and the helper's own (absolute path) args.
-  const separator = launch.args.lastIndexOf('--');
-  if (separator === -1 || separator + 1 >= launch.args.length) return launch;
-  const args = [...launch.args, WARM_UP_FLAG];
-  args.splice(separator + 2, 0, '--no-lazy');
-  return { ...launch, args };
+  return {
+    ...launch,
+    runtimeArgs: [...launch.runtimeArgs, '--no-lazy'],
+    helperArgs: [...launch.helperArgs, WARM_UP_FLAG],
+  };
 }

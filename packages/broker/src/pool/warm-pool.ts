@@ -90,7 +90,7 @@ export class WarmPool implements ProcessOwner {
     request: HelperRequest,
     options: RunHelperOptions,
   ): Promise<HelperReply> {
-    const freshness = probeFreshness(launch.freshnessRoots ?? []);
+    const freshness = probeFreshness(launch.boundRoots);
     if (freshness === null) {
       // A bound root the broker cannot even look at: its identity cannot be compared.
       helper.kill();

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
 import { FsError, LIMITS } from '@fs-sandbox/policy/core';
 import type { LaunchSpec } from '../backends/backend.js';
+import { launchCommand } from '../backends/launch-command.js';
 import { launchFailure } from './launch-failure.js';
 import { ReplyReader } from './reply-reader.js';
 
@@ -36,7 +37,8 @@ export class HelperProcess {
   private onReplyComplete: (() => void) | null = null;
 
   private constructor(private readonly launch: LaunchSpec) {
-    this.child = spawn(launch.file, launch.args, {
+    const { file, args } = launchCommand(launch);
+    this.child = spawn(file, args, {
       env: launch.env,
       cwd: '/',
       detached: true,
@@ -165,7 +167,7 @@ export class HelperProcess {
     if (this.spawnError !== null) {
       throw new FsError(
         'sandbox_unavailable',
-        `cannot start ${this.launch.file}: ${this.spawnError.message}`,
+        `cannot start ${this.launch.sandboxProgram}: ${this.spawnError.message}`,
       );
     }
     if (this.failure !== null) throw this.failure;

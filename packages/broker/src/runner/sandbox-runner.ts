@@ -9,7 +9,7 @@ import {
 } from '@fs-sandbox/policy';
 import type { BackendName, LaunchSpec, SandboxBackend } from '../backends/backend.js';
 import type { ResolvedHelperRuntime } from './helper-runtime.js';
-import { buildPathGuard, protectHostPaths } from './path-guard.js';
+import { buildPathGuard, type HostProtections, protectHostPaths } from './path-guard.js';
 import type { HelperLauncher, RunHelperOptions } from './spawn-helper.js';
 import { newTempTag, removeTempsRequest, tempScopeOf } from './temp-cleanup.js';
 
@@ -28,11 +28,20 @@ export interface SandboxRunnerDeps {
   backendFor(context: SandboxedContext): SandboxBackend;
   runtime(): Promise<ResolvedHelperRuntime>;
   launcher: HelperLauncher;
+  /**
+   * The extra read-only paths the host calls for (default: read from this host now, see
+   * path-guard.ts). Another OS's files cannot be read from here, so `fs-sandbox explain --platform`
+   * passes what it assumes instead.
+   */
+  protectHostPaths?: typeof protectHostPaths;
 }
 
-export interface PreparedSandbox {
+export interface PreparedLaunch {
   plan: SandboxPlan;
   launch: LaunchSpec;
+}
+
+export interface PreparedSandbox extends PreparedLaunch {
   guard: PathGuard;
 }
 
@@ -62,15 +71,27 @@ export class SandboxRunner {
    * is built from exactly what the backend mounted.
    */
   async prepare(context: SandboxedContext): Promise<PreparedSandbox> {
+    const { plan, launch, host } = await this.launchFor(context);
+    return { plan, launch, guard: buildPathGuard(plan, host, launch.denyGlobMatches ?? []) };
+  }
+
+  /**
+   * The plan and launch alone: what `fs-sandbox explain --platform` shows for another OS, where
+   * the guard, built from the files of this host (real paths, denied files' identities), would
+   * describe nothing.
+   */
+  async prepareLaunch(context: SandboxedContext): Promise<PreparedLaunch> {
+    const { plan, launch } = await this.launchFor(context);
+    return { plan, launch };
+  }
+
+  private async launchFor(context: SandboxedContext): Promise<PreparedLaunch & { host: HostProtections }> {
     const backend = this.deps.backendFor(context);
     const runtime = await this.deps.runtime();
-    const host = protectHostPaths(this.planFor(context, runtime), runtime.ownCode, this.deps.os);
+    const protect = this.deps.protectHostPaths ?? protectHostPaths;
+    const host = protect(this.planFor(context, runtime), runtime.ownCode, this.deps.os);
     const launch = await backend.prepare(host.plan, runtime);
-    return {
-      plan: host.plan,
-      launch,
-      guard: buildPathGuard(host.plan, host, launch.denyGlobMatches ?? []),
-    };
+    return { plan: host.plan, launch, host };
   }
 
   private planFor(context: SandboxedContext, runtime: ResolvedHelperRuntime): SandboxPlan {

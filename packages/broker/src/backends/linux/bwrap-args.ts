@@ -13,8 +13,17 @@ import type { PathFact, PathFacts } from './path-facts.js';
 /**
  * Pure translation of a SandboxPlan into bubblewrap arguments (DESIGN §6). Facts about the host tree
  * come in from path-facts.ts; nothing here touches the disk, so every decision has a golden test.
- * The returned array is bwrap's argv after the program name, ending in `-- node helper`.
  */
+
+/** bwrap's part of a launch, and what it mounts from the host (recorded as each mount is emitted). */
+export interface BwrapSandbox {
+  /** bwrap's argv after the program name, ending in `--`: node's command line follows it. */
+  args: string[];
+  /** Every host-dependent mount point (binds, masks), in argv order. */
+  mountPoints: string[];
+  /** Host directories and files bound in as roots: not the helper's own files, not the deny masks. */
+  boundRoots: string[];
+}
 
 /** Namespaces, session and capabilities: identical for every helper run. */
 export const ISOLATION_ARGS: readonly string[] = [
@@ -59,7 +68,7 @@ const READ_ONLY_VIEWS: ReadonlySet<string> = new Set(['read', 'base-read', 'dev'
 /** When two plan entries name the same path, the stricter one decides. */
 const STRICTNESS: Record<MountKind, number> = { write: 0, read: 1, deny: 2, dev: 3, proc: 3 };
 
-/** The paths whose facts `buildBwrapArgs` reads (the backend collects exactly these). */
+/** The paths whose facts `buildBwrapSandbox` reads (the backend collects exactly these). */
 export function bwrapFactPaths(
   plan: SandboxPlan,
   runtime: HelperRuntime,
@@ -73,19 +82,21 @@ export function bwrapFactPaths(
   return paths;
 }
 
-export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: HelperRuntime): string[] {
+export function buildBwrapSandbox(plan: SandboxPlan, facts: PathFacts, runtime: HelperRuntime): BwrapSandbox {
   const mounts = planMounts(plan, runtime, facts.denyGlobMatches);
   for (const mount of mounts) validatePath(mount.path);
   refuseRuntimeInsideDeny(plan, runtime);
   const writableRoots = plan.writableRoots.map((root) => root.root);
 
-  const args: string[] = [...ISOLATION_ARGS];
+  const argv = new BwrapArgv(runtime);
+  const { args } = argv;
   // The whole host tree read-only when everything is readable (a `root:read` narrowed by denies
   // included). Otherwise an empty tmpfs that only gets the readable roots; it is remounted
   // read-only at the end so a write outside every writable root FAILS (EROFS) instead of landing in
   // a throw-away tmpfs and being reported as a success (the reference's silent data loss).
   const rootReadable = isRootReadable(plan);
-  args.push(...(rootReadable ? ['--ro-bind', '/', '/'] : ['--tmpfs', '/']));
+  if (rootReadable) argv.bind('--ro-bind', '/');
+  else args.push('--tmpfs', '/');
 
   const emitted: Mount[] = [];
   const remounts: string[] = [];
@@ -125,12 +136,12 @@ export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: Hel
           // exposes nothing beyond what the other roots already grant.
           args.push('--symlink', fact.linkText, mount.path);
         } else {
-          args.push('--ro-bind', mount.path, mount.path);
+          argv.bind('--ro-bind', mount.path);
         }
         emitted.push(mount);
         break;
       case 'write':
-        args.push('--bind', mount.path, mount.path);
+        argv.bind('--bind', mount.path);
         emitted.push(mount);
         break;
       case 'deny':
@@ -139,18 +150,10 @@ export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: Hel
           // created even by the sandbox's own uid (capabilities are dropped); 0111 only when a deeper
           // entry grants access inside, which then stays reachable by its exact path. Remounted
           // read-only once the inner mounts exist, so the helper cannot chmod its way in.
-          args.push(
-            '--perms',
-            hasGrantInside(mounts, facts, mount.path) ? '0111' : '0000',
-            '--tmpfs',
-            mount.path,
-          );
+          argv.maskDirectory(mount.path, hasGrantInside(mounts, facts, mount.path) ? '0111' : '0000');
           remounts.push(mount.path);
         } else {
-          // A denied file becomes a read-only bind of /dev/null: bwrap's binds are `nodev`, so any
-          // open for reading or writing fails (EACCES), nothing of the original is readable, and
-          // renaming or unlinking a mount point fails (EBUSY). No temporary file, no host side effect.
-          args.push('--ro-bind', EMPTY_DENY_FILE, mount.path);
+          argv.maskFile(mount.path);
         }
         emitted.push(mount);
         break;
@@ -164,9 +167,9 @@ export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: Hel
     validatePath(path);
     // Mounted last and always closed (0000): nothing deeper is granted through a second name.
     if (directory) {
-      args.push('--perms', '0000', '--tmpfs', path);
+      argv.maskDirectory(path, '0000');
       remounts.push(path);
-    } else args.push('--ro-bind', EMPTY_DENY_FILE, path);
+    } else argv.maskFile(path);
   }
   for (const path of remounts) args.push('--remount-ro', path);
   if (!rootReadable) args.push('--remount-ro', '/');
@@ -177,8 +180,48 @@ export function buildBwrapArgs(plan: SandboxPlan, facts: PathFacts, runtime: Hel
     args.push('--setenv', validEnvName(name), validEnvValue(name, runtime.env[name] as string));
   }
   args.push('--chdir', sandboxCwd(plan, rootReadable, facts, emitted));
-  args.push('--', runtime.nodePath, runtime.helperBundle);
-  return args;
+  args.push('--');
+  return { args, mountPoints: argv.mountPoints, boundRoots: argv.boundRoots };
+}
+
+/**
+ * bwrap's argv being built, with every mount of host content recorded as it is emitted: the mount
+ * list a warm helper's freshness is proved against is then exactly what the argv mounts.
+ */
+class BwrapArgv {
+  readonly args: string[] = [...ISOLATION_ARGS];
+  readonly mountPoints: string[] = [];
+  readonly boundRoots: string[] = [];
+  private readonly runtimeFiles: ReadonlySet<string>;
+
+  constructor(runtime: HelperRuntime) {
+    this.runtimeFiles = new Set([runtime.nodePath, runtime.helperBundle]);
+  }
+
+  /** The host path mounted at the same path. */
+  bind(option: '--bind' | '--ro-bind', path: string): void {
+    this.args.push(option, path, path);
+    this.mountPoints.push(path);
+    // The runtime files are the helper's own program, not a tree a request acts on: a rebuilt
+    // bundle does not make what a waiting helper sees of the policy's paths stale.
+    if (!this.runtimeFiles.has(path)) this.boundRoots.push(path);
+  }
+
+  /**
+   * A denied file becomes a read-only bind of /dev/null: bwrap's binds are `nodev`, so any open for
+   * reading or writing fails (EACCES), nothing of the original is readable, and renaming or
+   * unlinking a mount point fails (EBUSY). No temporary file, no host side effect.
+   */
+  maskFile(path: string): void {
+    this.args.push('--ro-bind', EMPTY_DENY_FILE, path);
+    this.mountPoints.push(path);
+  }
+
+  /** An empty tmpfs with mode `perms` in place of a denied directory (the caller remounts it read-only). */
+  maskDirectory(path: string, perms: '0000' | '0111'): void {
+    this.args.push('--perms', perms, '--tmpfs', path);
+    this.mountPoints.push(path);
+  }
 }
 
 /**

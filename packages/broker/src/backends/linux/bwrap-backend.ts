@@ -1,8 +1,7 @@
 import type { SandboxPlan } from '@fs-sandbox/policy';
 import type { HelperRuntime, LaunchSpec, SandboxBackend } from '../backend.js';
-import { buildBwrapArgs, bwrapFactPaths } from './bwrap-args.js';
+import { buildBwrapSandbox, bwrapFactPaths } from './bwrap-args.js';
 import { locateBwrap } from './bwrap-locate.js';
-import { expectMountsArgs, readBwrapMounts } from './bwrap-mounts.js';
 import { collectPathFacts, expandDenyGlobs } from './path-facts.js';
 
 export interface BwrapBackendOptions {
@@ -24,19 +23,22 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBa
         writableRoots,
         globMatches,
       );
-      const args = buildBwrapArgs(plan, facts, runtime);
+      const sandbox = buildBwrapSandbox(plan, facts, runtime);
       const bwrap = await locateBwrap(env, [...writableRoots, ...facts.writableRootRealPaths]);
-      // The helper is told what was mounted so that, if it waited warm, it can tell that a mount
-      // was detached under it (the host replaced the path) before acting.
-      const mounts = readBwrapMounts(args, runtime);
-      // bwrap itself gets only the filtered environment too: LD_PRELOAD and friends from the
-      // broker must not act on the sandbox builder either.
       return {
         backend: 'bwrap',
-        file: bwrap,
-        args: [...args, ...expectMountsArgs(mounts.mountPoints)],
+        sandboxProgram: bwrap,
+        sandboxArgs: sandbox.args,
+        // The runtime files are bound at their own paths, so the sandbox names them as the host does.
+        runtime: runtime.nodePath,
+        runtimeArgs: [],
+        helper: runtime.helperBundle,
+        helperArgs: [],
+        mountPoints: sandbox.mountPoints,
+        boundRoots: sandbox.boundRoots,
+        // bwrap itself gets only the filtered environment too: LD_PRELOAD and friends from the
+        // broker must not act on the sandbox builder either.
         env: runtime.env,
-        freshnessRoots: mounts.boundRoots,
         denyGlobMatches: globMatches,
       };
     },

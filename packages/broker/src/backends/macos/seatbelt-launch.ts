@@ -17,25 +17,24 @@ export const SANDBOX_EXEC_PATH = '/usr/bin/sandbox-exec';
 const SEATBELT_NODE_FLAGS = ['--openssl-config=/dev/null'] as const;
 
 /**
- * The `sandbox-exec` command that runs the helper under the plan: `-p <profile>`, one `-D KEY=VALUE`
+ * The `sandbox-exec` launch that runs the helper under the plan: `-p <profile>`, one `-D KEY=VALUE`
  * per path parameter, `--`, then node (with SEATBELT_NODE_FLAGS) and the helper bundle. Pure, so
- * `fs-sandbox explain` and the golden tests can build it on any OS.
+ * `fs-sandbox explain` and the golden tests can build it on any OS. Nothing is mounted: Seatbelt
+ * judges every access by path when it happens, so a warm helper has no view to go stale.
  */
 export function buildSeatbeltLaunch(plan: SandboxPlan, runtime: HelperRuntime): LaunchSpec {
   const profile = buildSeatbeltProfile(plan, runtime);
   const defines = profile.params.flatMap(([key, value]) => ['-D', `${key}=${value}`]);
   return {
     backend: 'seatbelt',
-    file: SANDBOX_EXEC_PATH,
-    args: [
-      '-p',
-      profile.text,
-      ...defines,
-      '--',
-      resolveMacosTopLevelAlias(runtime.nodePath),
-      ...SEATBELT_NODE_FLAGS,
-      resolveMacosTopLevelAlias(runtime.helperBundle),
-    ],
+    sandboxProgram: SANDBOX_EXEC_PATH,
+    sandboxArgs: ['-p', profile.text, ...defines, '--'],
+    runtime: resolveMacosTopLevelAlias(runtime.nodePath),
+    runtimeArgs: [...SEATBELT_NODE_FLAGS],
+    helper: resolveMacosTopLevelAlias(runtime.helperBundle),
+    helperArgs: [],
+    mountPoints: [],
+    boundRoots: [],
     // sandbox-exec passes its environment on unchanged; the runtime's is already the allowlist.
     env: { ...runtime.env },
     details: { profile: profile.text, params: Object.fromEntries(profile.params) },

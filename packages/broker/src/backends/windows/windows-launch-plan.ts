@@ -1,35 +1,22 @@
-import {
-  FsError,
-  joinPath,
-  parentPath,
-  pathStartsWith,
-  type SandboxPlan,
-  samePath,
-} from '@fs-sandbox/policy';
+import { FsError, joinPath, parentPath, pathStartsWith, samePath } from '@fs-sandbox/policy';
 import type { HelperRuntime, LaunchSpec } from '../backend.js';
+import { launchCommand } from '../launch-command.js';
 import { windowsCommandLine } from './windows-command-line.js';
-import {
-  type AclEdit,
-  MAX_COMMAND_LINE_CHARS,
-  type RestrictedTokenLevel,
-  type WindowsLaunchPlan,
-} from './windows-launch-protocol.js';
-import { windowsLauncherScriptPath } from './windows-launcher-path.js';
-import { assertWindowsLevelAccepts } from './windows-level.js';
+import { type AclEdit, MAX_COMMAND_LINE_CHARS, type WindowsLaunchPlan } from './windows-launch-protocol.js';
+import type { AcceptedWindowsPlan } from './windows-level.js';
 import { assertPlainWindowsPlanPath } from './windows-path-guard.js';
 
 /**
  * The write-restricted token plan for a sandbox plan (pure). Writes succeed only where an ACE grants
  * the per-run capability SID (the writable roots); read-only subpaths and existing protected
  * metadata directories get deny ACEs, and the roots and the directories above protected paths may
- * not be deleted or renamed. Plans with read restrictions are refused first.
+ * not be deleted or renamed. Only a plan the level accepted (no read restrictions) gets here.
  */
 export function buildWindowsLaunchPlanData(
-  plan: SandboxPlan,
+  accepted: AcceptedWindowsPlan,
   runtime: HelperRuntime,
-  level: RestrictedTokenLevel,
 ): WindowsLaunchPlan {
-  assertWindowsLevelAccepts(plan, level);
+  const { plan, level } = accepted;
   assertPlainWindowsPlanPath(runtime.nodePath, 'the node executable');
   assertPlainWindowsPlanPath(runtime.helperBundle, 'the helper bundle');
   if (plan.cwd !== null) assertPlainWindowsPlanPath(plan.cwd, 'the sandbox cwd');
@@ -93,7 +80,6 @@ export function buildWindowsLaunchPlanData(
     restrictingSids: ['per-run-capability', 'logon-session'],
     grants,
     denies,
-    argv: [runtime.nodePath, runtime.helperBundle],
     env: { ...runtime.env },
     cwd: plan.cwd,
     job: { killOnClose: true, activeProcessLimit: 1 },
@@ -102,30 +88,27 @@ export function buildWindowsLaunchPlanData(
 
 /**
  * The launch: node runs the Windows launcher (outside the sandbox, as the broker's user), which
- * applies the ACEs, creates the restricted token and starts the helper with it.
+ * applies the ACEs, creates the restricted token and starts the helper's command line (the
+ * arguments after the plan) with it. Nothing is mounted: the token's access checks happen on every
+ * open, so a warm helper has no view to go stale.
  */
 export function buildWindowsLaunchPlan(
-  plan: SandboxPlan,
+  accepted: AcceptedWindowsPlan,
   runtime: HelperRuntime,
-  level: RestrictedTokenLevel,
-  launcherScript: string = windowsLauncherScriptPath(),
+  launcherScript: string,
 ): LaunchSpec {
-  const data = buildWindowsLaunchPlanData(plan, runtime, level);
-  const argument = JSON.stringify(data);
-  // The launcher's command line as node will quote it; bounded here so a large policy is refused
-  // with a reason instead of failing inside CreateProcess.
-  const commandLine = windowsCommandLine([runtime.nodePath, launcherScript, argument]).length;
-  if (commandLine > MAX_COMMAND_LINE_CHARS) {
-    throw new FsError(
-      'sandbox_unavailable',
-      `the restricted-token launch needs a ${commandLine}-character command line, more than Windows allows (${MAX_COMMAND_LINE_CHARS}); use fewer writable roots or read-only subpaths`,
-    );
-  }
+  const data = buildWindowsLaunchPlanData(accepted, runtime);
   const { env, ...shown } = data;
-  return {
+  const launch: LaunchSpec = {
     backend: 'restricted-token',
-    file: runtime.nodePath,
-    args: [launcherScript, argument],
+    sandboxProgram: runtime.nodePath,
+    sandboxArgs: [launcherScript, JSON.stringify(data)],
+    runtime: runtime.nodePath,
+    runtimeArgs: [],
+    helper: runtime.helperBundle,
+    helperArgs: [],
+    mountPoints: [],
+    boundRoots: [],
     env: { ...runtime.env },
     details: {
       ...shown,
@@ -133,6 +116,17 @@ export function buildWindowsLaunchPlan(
       network: 'not blocked by the token: the helper opens no sockets',
     },
   };
+  // The launcher's command line as node will quote it; bounded here so a large policy is refused
+  // with a reason instead of failing inside CreateProcess.
+  const command = launchCommand(launch);
+  const commandLine = windowsCommandLine([command.file, ...command.args]).length;
+  if (commandLine > MAX_COMMAND_LINE_CHARS) {
+    throw new FsError(
+      'sandbox_unavailable',
+      `the restricted-token launch needs a ${commandLine}-character command line, more than Windows allows (${MAX_COMMAND_LINE_CHARS}); use fewer writable roots or read-only subpaths`,
+    );
+  }
+  return launch;
 }
 
 /** The root and every directory strictly between it and a kept-out path inside it. */

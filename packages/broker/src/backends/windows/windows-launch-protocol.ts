@@ -2,8 +2,10 @@ import { FsError } from '@fs-sandbox/policy/core';
 
 /**
  * The contract between the broker (which builds a plan) and the Windows launcher (which carries it
- * out), passed as one JSON argument. Kept apart from both sides' logic, and free of zod, because
- * the launcher runs on every sandboxed Windows operation.
+ * out): `node windows-launcher.js <plan JSON> <node> [node flags] <helper bundle> [helper args]`.
+ * The helper's command line follows the plan as plain arguments, like bwrap's after `--`, so the
+ * broker builds it the same way for every backend. Kept apart from both sides' logic, and free of
+ * zod, because the launcher runs on every sandboxed Windows operation.
  */
 
 /** The Windows levels that run under a write-restricted token. */
@@ -47,8 +49,9 @@ export interface AclEdit {
 export type RestrictingSid = 'per-run-capability' | 'logon-session';
 
 /**
- * Everything the Windows launcher needs, passed to it as one JSON argument. The capability SID is
- * created by the launcher for each run, so this plan stays deterministic.
+ * Everything the Windows launcher needs besides the helper's command line, passed to it as one JSON
+ * argument. The capability SID is created by the launcher for each run, so this plan stays
+ * deterministic.
  */
 export interface WindowsLaunchPlan {
   version: 1;
@@ -57,8 +60,6 @@ export interface WindowsLaunchPlan {
   restrictingSids: RestrictingSid[];
   grants: AclEdit[];
   denies: AclEdit[];
-  /** node, then the helper bundle. */
-  argv: string[];
   env: Record<string, string>;
   cwd: string | null;
   /** The helper's job: killed with the launcher, and it may not start other processes. */
@@ -95,12 +96,22 @@ export function parseWindowsLaunchPlan(text: string | undefined): WindowsLaunchP
   }
   if (!plan.restrictingSids.includes('per-run-capability')) fail('the per-run capability SID is required');
   if (!isArrayOf(plan.grants, isAclEdit) || !isArrayOf(plan.denies, isAclEdit)) fail('ACL edits');
-  if (!isArrayOf(plan.argv, isString) || plan.argv.length < 2) fail('argv');
   const env = plan.env as unknown;
   if (typeof env !== 'object' || env === null || !Object.values(env).every(isString)) fail('env');
   if (plan.cwd !== null && !isString(plan.cwd)) fail('cwd');
   if (plan.job?.killOnClose !== true || plan.job.activeProcessLimit !== 1) fail('job limits');
   return plan;
+}
+
+/** The helper's command line (the launcher's arguments after the plan): node and the bundle at least. */
+export function parseHelperCommand(args: readonly string[]): string[] {
+  if (args.length < 2 || args.some((arg) => arg === '')) {
+    throw new FsError(
+      'sandbox_unavailable',
+      'the Windows launcher got no helper command line after the plan (node and the helper bundle)',
+    );
+  }
+  return [...args];
 }
 
 function isString(value: unknown): value is string {

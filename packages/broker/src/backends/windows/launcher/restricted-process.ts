@@ -27,13 +27,14 @@ const WAIT_FAILED = 0xffffffff;
  * Starts the helper with the restricted token, inside a job that dies with the launcher (so the
  * broker's timeout kill reaches it) and may hold only this one process. The helper inherits the
  * launcher's stdin/stdout/stderr pipes: the runner talks to it exactly as to any other backend.
- * `onStarted` is called once the helper may have run, after which the launcher no longer answers
+ * `command` is the helper's argv (node first). `onStarted` is called once the helper may have run, after which the launcher no longer answers
  * for it. Returns the helper's exit code.
  */
 export function runRestrictedProcess(
   api: Win32Api,
   token: Pointer,
   plan: WindowsLaunchPlan,
+  command: string[],
   onStarted: () => void,
 ): number {
   const job = api.CreateJobObjectW(null, null);
@@ -60,9 +61,9 @@ export function runRestrictedProcess(
     const info: Partial<ProcessInformation> = {};
     const created = api.CreateProcessAsUserW(
       token,
-      plan.argv[0] as string,
+      command[0] as string,
       // CreateProcessW may write into the command line, so it gets a private mutable copy.
-      Buffer.from(`${windowsCommandLine(plan.argv)}\0`, 'utf16le'),
+      Buffer.from(`${windowsCommandLine(command)}\0`, 'utf16le'),
       null,
       null,
       1,

@@ -1,5 +1,9 @@
 import { FsError, isFsError, toWireError } from '@fs-sandbox/policy/core';
-import { parseWindowsLaunchPlan, type WindowsLaunchPlan } from '../windows-launch-protocol.js';
+import {
+  parseHelperCommand,
+  parseWindowsLaunchPlan,
+  type WindowsLaunchPlan,
+} from '../windows-launch-protocol.js';
 import { applyAclEdits, revokeAclEdits } from './acl-edits.js';
 import { withAclLock } from './acl-lock.js';
 import { runRestrictedProcess } from './restricted-process.js';
@@ -7,8 +11,8 @@ import { createCapabilitySid, createRestrictedToken } from './restricted-token.j
 import { loadWin32Api, type Win32Api } from './win32-api.js';
 
 /**
- * The Windows launcher: `node windows-launcher.js <plan JSON>`, spawned by the runner in place of
- * the helper. It runs as the broker's user, outside the sandbox: it grants a fresh capability SID
+ * The Windows launcher: `node windows-launcher.js <plan JSON> <helper command line>`, spawned by
+ * the runner in place of the helper. It runs as the broker's user, outside the sandbox: it grants a fresh capability SID
  * the plan's ACEs, starts the helper with a write-restricted token holding that SID, waits, and
  * takes the ACEs away again. The helper talks to the runner over the inherited stdio pipes.
  *
@@ -19,8 +23,9 @@ async function main(): Promise<void> {
   let helperStarted = false;
   try {
     const plan = parseWindowsLaunchPlan(process.argv[2]);
+    const command = parseHelperCommand(process.argv.slice(3));
     const api = await loadWin32Api();
-    process.exitCode = runSandboxed(api, plan, () => {
+    process.exitCode = runSandboxed(api, plan, command, () => {
       helperStarted = true;
     });
   } catch (error) {
@@ -39,14 +44,19 @@ async function main(): Promise<void> {
   }
 }
 
-function runSandboxed(api: Win32Api, plan: WindowsLaunchPlan, onStarted: () => void): number {
+function runSandboxed(
+  api: Win32Api,
+  plan: WindowsLaunchPlan,
+  command: string[],
+  onStarted: () => void,
+): number {
   const capability = createCapabilitySid(api);
   const touched: string[] = [];
   try {
     withAclLock(api, () => applyAclEdits(api, capability, plan.grants, plan.denies, touched));
     const token = createRestrictedToken(api, plan, capability);
     try {
-      return runRestrictedProcess(api, token, plan, onStarted);
+      return runRestrictedProcess(api, token, plan, command, onStarted);
     } finally {
       api.CloseHandle(token);
     }
