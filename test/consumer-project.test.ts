@@ -427,8 +427,8 @@ describe('a project outside the workspace that installs the packed packages', ()
       onDisk: text,
       sandboxed: true,
       backend: process.platform === 'linux' ? 'bwrap' : expect.any(String),
-      deniedKind: 'permission_denied',
-      badOptionsKind: 'invalid_params',
+      denied: { kind: 'permission_denied', instanceOfFsError: true },
+      badOptions: { kind: 'invalid_params', instanceOfFsError: true },
     });
     expect(readFileSync(join(workspace, 'hello.txt'), 'utf8')).toBe(text);
     expect(readdirSync(outside)).toEqual([]);

@@ -8,6 +8,7 @@
 export {
   type ErrorKind,
   FsError,
+  isFsError,
   type SandboxContext,
   type SandboxContextInput,
 } from '@fs-sandbox/policy';
