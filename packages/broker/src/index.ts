@@ -3,6 +3,15 @@
  * sandbox context, get results or typed FsErrors. The backends and the runner seam are exported
  * for tools (explain, warm pools) and tests.
  */
+
+// The policy types a caller of `call` writes and catches, so a consumer needs this package only.
+export {
+  type ErrorKind,
+  FsError,
+  isFsError,
+  type SandboxContext,
+  type SandboxContextInput,
+} from '@fs-sandbox/policy';
 export type { BackendName, HelperRuntime, LaunchSpec, SandboxBackend } from './backends/backend.js';
 export { type LaunchCommand, launchCommand } from './backends/launch-command.js';
 export { type BwrapSandbox, buildBwrapSandbox, bwrapFactPaths } from './backends/linux/bwrap-args.js';
