@@ -425,6 +425,7 @@ describe('a project outside the workspace that installs the packed packages', ()
     expect(JSON.parse(result.stdout)).toEqual({
       read: text,
       onDisk: text,
+      size: Buffer.byteLength(text),
       sandboxed: true,
       backend: process.platform === 'linux' ? 'bwrap' : expect.any(String),
       denied: { kind: 'permission_denied', instanceOfFsError: true },

@@ -9,6 +9,7 @@ import {
   type ParamsIn,
   type ResultOf,
   type SandboxContext,
+  type SandboxedContext,
 } from '@fs-sandbox/policy';
 import type { SandboxBackend } from './backends/backend.js';
 import { selectBackend } from './backends/select-backend.js';
@@ -21,7 +22,7 @@ import { WarmPool } from './pool/warm-pool.js';
 import { precheckPhysical, precheckRequest } from './precheck.js';
 import { assertSandboxed, routeFor, runRouted } from './routing.js';
 import { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
-import { type PreparedSandbox, type SandboxedContext, SandboxRunner } from './runner/sandbox-runner.js';
+import { type PreparedSandbox, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
 
 export interface BrokerOptions {

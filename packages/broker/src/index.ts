@@ -4,13 +4,21 @@
  * for tools (explain, warm pools) and tests.
  */
 
-// The policy types a caller of `call` writes and catches, so a consumer needs this package only.
+// The policy types a caller of `call` writes and catches, so a consumer needs this package only:
+// `ParamsIn<'fs/readFile'>` and `ResultOf<'fs/readFile'>` are a method's params and result.
 export {
+  ERROR_KINDS,
   type ErrorKind,
   FsError,
   isFsError,
+  type Method,
+  type ParamsIn,
+  type ResultOf,
   type SandboxContext,
   type SandboxContextInput,
+  type SandboxedContext,
+  type WireError,
+  type WireResultOf,
 } from '@fs-sandbox/policy';
 export type { BackendName, HelperRuntime, LaunchSpec, SandboxBackend } from './backends/backend.js';
 export { type LaunchCommand, launchCommand } from './backends/launch-command.js';
@@ -20,9 +28,8 @@ export { locateBwrap } from './backends/linux/bwrap-locate.js';
 export { collectPathFacts, type PathFact, type PathFacts } from './backends/linux/path-facts.js';
 export { selectBackend } from './backends/select-backend.js';
 export { type BrokerOptions, createBroker, type FsBroker } from './broker.js';
-export type { Broker, CallInfo, CallOptions } from './broker-api.js';
+export { type Broker, type CallInfo, type CallOptions, type FsMethod, isFsMethod } from './broker-api.js';
 export type { PoolOptions } from './pool/pool-options.js';
 export type { PoolStats } from './pool/pool-stats.js';
 export { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
-export type { SandboxedContext } from './runner/sandbox-runner.js';
 export { type HelperLauncher, type RunHelperOptions, runHelper } from './runner/spawn-helper.js';

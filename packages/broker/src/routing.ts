@@ -4,10 +4,10 @@ import {
   type HostOs,
   resolveSandboxContext,
   type SandboxContext,
+  type SandboxedContext,
   type UnsandboxedReason,
 } from '@fs-sandbox/policy';
 import type { CallInfo } from './broker-api.js';
-import type { SandboxedContext } from './runner/sandbox-runner.js';
 
 /** Where one operation runs. */
 export type Route =

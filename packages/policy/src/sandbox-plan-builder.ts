@@ -11,11 +11,9 @@ import { accessFor } from './permissions/access.js';
 import { entryScope } from './permissions/entry-scope.js';
 import { hasFullDiskRead } from './permissions/full-disk.js';
 import { isInsideProtectedName, PROTECTED_METADATA_NAMES } from './permissions/protected-names.js';
-import type { ResolvedContext } from './permissions/resolve-context.js';
+import type { SandboxedContext } from './permissions/resolve-context.js';
 import type { SandboxPlan, WritableRoot } from './sandbox-plan.js';
 import { type Access, isRestrictedProfile, type RestrictedProfile } from './schemas/sandbox-context.js';
-
-type SandboxedContext = Extract<ResolvedContext, { sandboxed: true }>;
 
 /**
  * Turns a resolved, widened profile into the platform-neutral SandboxPlan. Every entry root is

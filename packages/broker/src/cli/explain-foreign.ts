@@ -4,6 +4,7 @@ import {
   type HostOs,
   minimalReadRootCandidates,
   type SandboxContext,
+  type SandboxedContext,
 } from '@fs-sandbox/policy';
 import type { HelperRuntime, SandboxBackend } from '../backends/backend.js';
 import { resolveMacosTopLevelAlias } from '../backends/macos/macos-path-aliases.js';
@@ -12,7 +13,7 @@ import { SANDBOX_EXEC_PATH } from '../backends/macos/seatbelt-launch.js';
 import { createWindowsBackend } from '../backends/windows/restricted-token-backend.js';
 import { routeFor } from '../routing.js';
 import type { ResolvedHelperRuntime } from '../runner/helper-runtime.js';
-import { type PreparedLaunch, type SandboxedContext, SandboxRunner } from '../runner/sandbox-runner.js';
+import { type PreparedLaunch, SandboxRunner } from '../runner/sandbox-runner.js';
 
 /**
  * `fs-sandbox explain --platform` for an OS other than this host: the runner's own preparation

@@ -3,7 +3,7 @@ import {
   buildSandboxPlan,
   type HostOs,
   type PathGuard,
-  type ResolvedContext,
+  type SandboxedContext,
   type SandboxPlan,
   widenForHelperRuntime,
 } from '@fs-sandbox/policy';
@@ -18,9 +18,6 @@ const TEMP_CLEANUP_TIMEOUT_MS = 10_000;
 
 /** Distinct contexts whose plans are kept (an agent uses a handful). */
 const PLAN_CACHE_ENTRIES = 64;
-
-/** A context that needs the platform sandbox (routing sends only these here). */
-export type SandboxedContext = Extract<ResolvedContext, { sandboxed: true }>;
 
 export interface SandboxRunnerDeps {
   os: HostOs;

@@ -27,14 +27,14 @@ export interface OperationFacts {
   bytesWritten: number;
 }
 
-export interface OperationContext {
+export interface ServerCallContext {
   broker: ServerBroker;
   handles: ReadHandleManager;
   call: CallOptions & { signal: AbortSignal };
   facts: OperationFacts;
 }
 
-type MethodHandler = (params: unknown, context: OperationContext) => Promise<unknown>;
+type MethodHandler = (params: unknown, context: ServerCallContext) => Promise<unknown>;
 
 /** The server methods other than the handshake, which the connection itself answers. */
 const SERVER_HANDLERS: { readonly [M in Exclude<ServerMethod, 'initialize'>]: MethodHandler } = {
@@ -75,7 +75,7 @@ function pathsOf(method: Method, params: unknown): unknown[] {
     .filter((path) => path !== undefined);
 }
 
-async function callBroker(method: FsMethod, params: unknown, context: OperationContext): Promise<unknown> {
+async function callBroker(method: FsMethod, params: unknown, context: ServerCallContext): Promise<unknown> {
   context.facts.paths = pathsOf(method, params);
   const { result, info } = await context.broker.callWithInfo(method, params, context.call);
   context.facts.sandboxed = info.sandboxed;
@@ -90,7 +90,7 @@ function parseServerParams<M extends ServerMethod>(method: M, params: unknown) {
   return parseParams(method, params ?? {});
 }
 
-async function openHandle(params: unknown, context: OperationContext): Promise<unknown> {
+async function openHandle(params: unknown, context: ServerCallContext): Promise<unknown> {
   const { handleId } = parseServerParams('fs/open', params);
   // Valid as a whole now; the broker's fs/openForRead parses the path and context for the operation.
   const { path, sandbox } = params as ParamsIn<'fs/open'>;
@@ -103,7 +103,7 @@ async function openHandle(params: unknown, context: OperationContext): Promise<u
   return { handleId: handle.id };
 }
 
-async function readBlock(params: unknown, context: OperationContext): Promise<unknown> {
+async function readBlock(params: unknown, context: ServerCallContext): Promise<unknown> {
   const request = parseServerParams('fs/readBlock', params);
   const existing = context.handles.get(request.handleId);
   if (existing) {
@@ -115,7 +115,7 @@ async function readBlock(params: unknown, context: OperationContext): Promise<un
   return block;
 }
 
-async function closeHandle(params: unknown, context: OperationContext): Promise<unknown> {
+async function closeHandle(params: unknown, context: ServerCallContext): Promise<unknown> {
   const closed = context.handles.close(parseServerParams('fs/close', params).handleId);
   if (closed) {
     context.facts.paths = [closed.path];

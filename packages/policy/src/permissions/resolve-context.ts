@@ -29,6 +29,9 @@ export type ResolvedContext =
       windowsSandboxLevel: WindowsSandboxLevel;
     };
 
+/** A context that needs the platform sandbox. */
+export type SandboxedContext = Extract<ResolvedContext, { sandboxed: true }>;
+
 export interface ResolveOptions {
   /**
    * Native absolute temp directory the `tmpdir` special stands for (the broker passes its own
