@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxContext, uri } from './pool-support.js';
 import { ensureBuilt } from './support/build.js';
 import { type CliRun, callMethod, runCli } from './support/cli.js';
+import { sandboxContext, uri } from './support/pool.js';
 
 /**
  * File names are chosen by whoever made the files, and a terminal acts on some characters instead

@@ -3,7 +3,6 @@ import { lchown, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ServeProcess, type WireReply } from './fixtures/conformance/serve-process.js';
-import { until, waitingHelpers } from './pool-support.js';
 import { ensureBuilt, REPO } from './support/build.js';
 import {
   type CliUser,
@@ -22,6 +21,7 @@ import {
   uri,
   workspaceContext,
 } from './support/fixture.js';
+import { until, waitingHelpers } from './support/pool.js';
 import { diffTrees, snapshotTree, type TreeSnapshot } from './support/tree-snapshot.js';
 
 /**

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { LIMITS } from '@fs-sandbox/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from './fixtures/conformance/serve-process.js';
-import { sandboxContext, uri } from './pool-support.js';
 import { ensureBuilt } from './support/build.js';
+import { sandboxContext, uri } from './support/pool.js';
 
 /**
  * fs/readFile at its limit (512 MiB) through the sandbox and the real server. Its base64 (~716 Mi

@@ -16,8 +16,8 @@ import type { PathGuard, SandboxContextInput } from '@fs-sandbox/policy';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { probeFreshness } from '../packages/broker/src/pool/freshness-probe.js';
 import { HelperProcess } from '../packages/broker/src/runner/helper-process.js';
-import { base64, sandboxContext, until, uri, waitingHelpers, waitingHelpersUnder } from './pool-support.js';
 import { ensureBuilt } from './support/build.js';
+import { base64, sandboxContext, until, uri, waitingHelpers, waitingHelpersUnder } from './support/pool.js';
 
 /**
  * A warm helper's bind mounts pin what each path meant when it started. These tests change the

@@ -4,8 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, ServeProcess } from './fixtures/conformance/serve-process.js';
-import { sandboxContext, until, uri, waitingHelpers } from './pool-support.js';
 import { ensureBuilt } from './support/build.js';
+import { sandboxContext, until, uri, waitingHelpers } from './support/pool.js';
 
 /**
  * Warm helpers never outlive the broker that spawned them: not after close(), not when a library

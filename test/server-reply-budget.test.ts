@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxContext, uri } from './pool-support.js';
 import { CLI_BIN, ensureBuilt, REPO } from './support/build.js';
+import { sandboxContext, uri } from './support/pool.js';
 
 /**
  * A client that sends many large sandboxed fs/readFile requests and stops reading its replies must

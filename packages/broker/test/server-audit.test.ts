@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { FsError } from '@fs-sandbox/policy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type AuditRecord, FileAuditLog } from '../src/server/audit-log.js';
-import { FakeBroker, readyClient } from './server-test-support.js';
+import { FakeBroker, readyClient } from './support/fake-server.js';
 
 let dir: string;
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { decodedBase64Length, encodeReply } from '../src/server/encode-reply.js';
 import { LineSplitter } from '../src/server/line-splitter.js';
-import { makeServer, readyClient, StdioClient } from './server-test-support.js';
+import { makeServer, readyClient, StdioClient } from './support/fake-server.js';
 
 function collect(maxBytes: number) {
   const events: Array<string | number> = [];

@@ -1,7 +1,7 @@
 import { isErrorKind } from '@fs-sandbox/policy';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { makeServer, type Reply, StdioClient } from './server-test-support.js';
+import { makeServer, type Reply, StdioClient } from './support/fake-server.js';
 
 const MAX_MESSAGE_BYTES = 4096;
 const CODES = new Set([-32600, -32601, -32602, -32603, -32004]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeServer, StdioClient } from './server-test-support.js';
+import { makeServer, StdioClient } from './support/fake-server.js';
 
 const READ = { path: 'file:///w/a.txt', sandbox: null };
 

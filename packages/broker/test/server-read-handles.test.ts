@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readyClient } from './server-test-support.js';
+import { readyClient } from './support/fake-server.js';
 
 const DIGITS = 'file:///w/digits.txt';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ReplyBudget } from '../src/server/reply-budget.js';
 import { RequestScheduler } from '../src/server/request-scheduler.js';
-import { makeServer, readyClient, StdioClient } from './server-test-support.js';
+import { makeServer, readyClient, StdioClient } from './support/fake-server.js';
 
 const KiB = 1024;
 const FILE_BYTES = 256 * KiB;

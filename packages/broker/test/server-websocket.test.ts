@@ -4,7 +4,7 @@ import { WebSocket } from 'ws';
 import { parseAllowedOrigin } from '../src/server/origin-check.js';
 import type { FsRpcServer } from '../src/server/server.js';
 import type { WebSocketListener } from '../src/server/ws-transport.js';
-import { makeServer, type Reply } from './server-test-support.js';
+import { makeServer, type Reply } from './support/fake-server.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
 let server: FsRpcServer | undefined;

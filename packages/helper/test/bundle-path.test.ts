@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { helperBundlePath } from '../src/bundle-path.js';
-import { buildHelper } from './support.js';
+import { buildHelper } from './support/helper-run.js';
 
 describe('helperBundlePath', () => {
   beforeAll(buildHelper, 60_000);

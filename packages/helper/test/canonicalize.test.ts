@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectKind, fails, isLinux, ok, symlinkAt, tempDir, uri } from './support.js';
+import { expectKind, fails, isLinux, ok, symlinkAt, tempDir, uri } from './support/helper-run.js';
 
 describe('fs/canonicalize', () => {
   it('resolves symlinks and `..` to the physical path, as a file URI', async () => {

@@ -26,7 +26,7 @@ import {
   tempLeftovers,
   uri,
   writableGuard,
-} from './support.js';
+} from './support/helper-run.js';
 
 function copyParams(
   source: string,

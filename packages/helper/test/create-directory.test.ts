@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectKind, fails, ok, symlinkAt, tempDir, uri } from './support.js';
+import { expectKind, fails, ok, symlinkAt, tempDir, uri } from './support/helper-run.js';
 
 describe('fs/createDirectory', () => {
   it('creates missing parents by default (recursive defaults to true)', async () => {

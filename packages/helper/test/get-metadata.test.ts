@@ -1,7 +1,7 @@
 import { mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectKind, fails, isPosix, mkfifo, ok, symlinkAt, tempDir, uri } from './support.js';
+import { expectKind, fails, isPosix, mkfifo, ok, symlinkAt, tempDir, uri } from './support/helper-run.js';
 
 describe('fs/getMetadata', () => {
   it('describes a regular file with its size and times in whole milliseconds', async () => {

@@ -2,7 +2,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LIMITS } from '@fs-sandbox/policy/core';
 import { describe, expect, it } from 'vitest';
-import { expectKind, fails, isLinux, isPosix, mkfifo, ok, symlinkAt, tempDir, uri } from './support.js';
+import {
+  expectKind,
+  fails,
+  isLinux,
+  isPosix,
+  mkfifo,
+  ok,
+  symlinkAt,
+  tempDir,
+  uri,
+} from './support/helper-run.js';
 
 type Entry = { fileName: string; isDirectory: boolean; isFile: boolean; nonUtf8Name?: true };
 

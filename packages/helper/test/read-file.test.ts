@@ -6,7 +6,17 @@ import { LIMITS } from '@fs-sandbox/policy/core';
 import { describe, expect, it } from 'vitest';
 import { openRegularFile } from '../src/open-regular-file.js';
 import { readOpenedFile } from '../src/ops/read-file.js';
-import { expectKind, fails, isLinux, isPosix, mkfifo, ok, symlinkAt, tempDir, uri } from './support.js';
+import {
+  expectKind,
+  fails,
+  isLinux,
+  isPosix,
+  mkfifo,
+  ok,
+  symlinkAt,
+  tempDir,
+  uri,
+} from './support/helper-run.js';
 
 describe('fs/readFile', () => {
   it('returns the exact bytes as a binary attachment, with dataBase64 left empty', async () => {

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectKind, fails, isLinux, isPosix, mkfifo, ok, tempDir, uri } from './support.js';
+import { expectKind, fails, isLinux, isPosix, mkfifo, ok, tempDir, uri } from './support/helper-run.js';
 
 describe('fs/openForRead', () => {
   it('reports size and identity (dev/ino as exact decimal strings)', async () => {

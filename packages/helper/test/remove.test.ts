@@ -15,7 +15,7 @@ import {
   tempDir,
   uri,
   writableGuard,
-} from './support.js';
+} from './support/helper-run.js';
 
 describe('fs/remove', () => {
   it('never follows a directory swapped for a link to ../keep while a tree is removed (300 rounds)', async () => {

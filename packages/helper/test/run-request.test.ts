@@ -2,7 +2,7 @@ import { lstatSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runRequest } from '../src/run-request.js';
-import { symlinkAt, tempDir, writableGuard } from './support.js';
+import { symlinkAt, tempDir, writableGuard } from './support/helper-run.js';
 
 function freshnessOf(path: string) {
   const stats = lstatSync(path, { bigint: true });

@@ -27,7 +27,7 @@ import {
   tempLeftovers,
   uri,
   writableGuard,
-} from './support.js';
+} from './support/helper-run.js';
 
 function b64(text: string): string {
   return Buffer.from(text).toString('base64');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FsError } from '../src/error-kinds.js';
 import { accessFor, checkAccess } from '../src/permissions/access.js';
-import { glob, pathEntry, projectRoots, restricted, special, unknownSpecial } from './helpers.js';
+import { glob, pathEntry, projectRoots, restricted, special, unknownSpecial } from './support/contexts.js';
 
 describe('accessFor', () => {
   it('lets the deepest entry win', () => {

@@ -4,7 +4,15 @@ import { hasCwdDependentPermissions } from '../src/permissions/cwd-dependence.js
 import { hasFullDiskRead, hasFullDiskWrite } from '../src/permissions/full-disk.js';
 import { readOnlyProfile, workspaceWriteProfile } from '../src/permissions/profiles.js';
 import { resolveSandboxContext } from '../src/permissions/resolve-context.js';
-import { context, glob, pathEntry, projectRoots, restricted, special, unknownSpecial } from './helpers.js';
+import {
+  context,
+  glob,
+  pathEntry,
+  projectRoots,
+  restricted,
+  special,
+  unknownSpecial,
+} from './support/contexts.js';
 
 function failure(fn: () => unknown): FsError {
   try {

@@ -4,7 +4,7 @@ import { resolveSandboxContext } from '../src/permissions/resolve-context.js';
 import { buildSandboxPlan } from '../src/sandbox-plan-builder.js';
 import type { PermissionProfile, SandboxContext } from '../src/schemas/sandbox-context.js';
 import { type HelperRuntimeReads, widenForHelperRuntime } from '../src/widening.js';
-import { context, glob, pathEntry, projectRoots, restricted, special } from './helpers.js';
+import { context, glob, pathEntry, projectRoots, restricted, special } from './support/contexts.js';
 
 const PROTECTED = ['.git', '.agents', '.codex'];
 const linuxRuntime: HelperRuntimeReads = {

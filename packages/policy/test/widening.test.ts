@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { accessFor } from '../src/permissions/access.js';
 import { widenForHelperRuntime } from '../src/widening.js';
-import { glob, pathEntry, restricted, special } from './helpers.js';
+import { glob, pathEntry, restricted, special } from './support/contexts.js';
 
 const runtime = {
   os: 'linux' as const,

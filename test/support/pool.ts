@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { SandboxContextInput } from '@fs-sandbox/policy';
-import { processesMatching } from './support/processes.js';
+import { processesMatching } from './processes.js';
 
 /**
  * Helpers for the warm-pool suites: finding the helper processes of one test (their command line

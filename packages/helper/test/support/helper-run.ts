@@ -12,8 +12,8 @@ import {
   type WireError,
 } from '@fs-sandbox/policy/core';
 import { afterEach, expect } from 'vitest';
-import type { HelperReply } from '../src/protocol.js';
-import { type RunOptions, runRequest } from '../src/run-request.js';
+import type { HelperReply } from '../../src/protocol.js';
+import { type RunOptions, runRequest } from '../../src/run-request.js';
 
 export const isLinux = process.platform === 'linux';
 export const isPosix = process.platform !== 'win32';

@@ -1,4 +1,8 @@
-import type { FileSystemEntry, RestrictedProfile, SandboxContext } from '../src/schemas/sandbox-context.js';
+import type {
+  FileSystemEntry,
+  RestrictedProfile,
+  SandboxContext,
+} from '../../src/schemas/sandbox-context.js';
 
 /** Small builders so each test reads as the policy it exercises. */
 export const pathEntry = (uri: string, access: FileSystemEntry['access']): FileSystemEntry => ({

@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { FsError, type HelperMethod, type ResultOf } from '@fs-sandbox/policy';
-import type { CallInfo, CallOptions } from '../src/broker-api.js';
-import { createServer, type FsRpcServer, type ServerOptions } from '../src/server/server.js';
-import type { ServerBroker } from '../src/server/server-broker.js';
+import type { CallInfo, CallOptions } from '../../src/broker-api.js';
+import { createServer, type FsRpcServer, type ServerOptions } from '../../src/server/server.js';
+import type { ServerBroker } from '../../src/server/server-broker.js';
 
 /**
  * A broker over an in-memory map of path URI -> bytes. It implements just enough of each method for
