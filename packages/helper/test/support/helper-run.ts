@@ -162,5 +162,5 @@ export function symlinkAt(target: string, path: string): void {
 
 /** Builds dist/ (helper.cjs and the library) from the current sources; safe to run concurrently. */
 export function buildHelper(): void {
-  execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url))]);
+  execFileSync(process.execPath, [fileURLToPath(new URL('../../scripts/build.mjs', import.meta.url))]);
 }
