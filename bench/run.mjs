@@ -10,9 +10,14 @@
 //
 //   pnpm bench                      (builds first)
 //   node bench/run.mjs [rounds]     (default 40 rounds; needs the built packages)
+//   node bench/run.mjs [rounds] --baseline DIR
+//                                   also measures the sandboxed 1 KiB readFile of another built
+//                                   checkout (e.g. a worktree of the commit before a change), in
+//                                   the same interleaved rounds, as `readFile cold/warm (baseline)`
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolveHelperRuntime } from '@fs-sandbox/broker';
 import { createFixture, sandboxFor } from './lib/fixture.mjs';
 import { measureHelperStart } from './lib/helper-start.mjs';
@@ -21,7 +26,15 @@ import { measureLatencies } from './lib/latency.mjs';
 import { formatReport, latencySvg, summarizeRun } from './lib/report.mjs';
 import { measureThroughput } from './lib/throughput.mjs';
 
-const rounds = Math.max(10, Number(process.argv[2] ?? 40));
+const args = process.argv.slice(2);
+const baselineAt = args.indexOf('--baseline');
+const baselineDir = baselineAt === -1 ? null : args[baselineAt + 1];
+if (baselineAt !== -1 && baselineDir === undefined) {
+  console.error('bench/run.mjs: --baseline needs the directory of a built fs-sandbox checkout');
+  process.exit(2);
+}
+const positional = args.filter((_, i) => baselineAt === -1 || (i !== baselineAt && i !== baselineAt + 1));
+const rounds = Math.max(10, Number(positional[0] ?? 40));
 const MiB = 1024 * 1024;
 const cliBin = fileURLToPath(new URL('../packages/broker/bin/fs-sandbox.js', import.meta.url));
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
@@ -38,6 +51,7 @@ const meta = {
   cpus: cpus().length,
   loadBefore: loadavg(),
   rounds,
+  baseline: baselineDir,
 };
 const runtime = await resolveHelperRuntime('linux', process.env);
 const fixture = createFixture();
@@ -45,7 +59,11 @@ const sandbox = sandboxFor(fixture);
 const step = (text) => process.stderr.write(`bench: ${text}\n`);
 try {
   step(`1 KiB latency matrix (${rounds} rounds)`);
-  const latency = await measureLatencies(fixture, sandbox, runtime, rounds);
+  const baseline =
+    baselineDir === null
+      ? null
+      : await import(pathToFileURL(resolve(baselineDir, 'packages/broker/dist/index.js')).href);
+  const latency = await measureLatencies(fixture, sandbox, runtime, rounds, baseline);
   const throughput = {};
   for (const concurrency of [1, 4, 16]) {
     step(`throughput at concurrency ${concurrency}`);

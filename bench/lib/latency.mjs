@@ -18,10 +18,18 @@ const OPERATIONS = {
  * every sample the warm pool's spares must be ready and the machine idle, so no variant pays for
  * another's background work.
  */
-export async function measureLatencies(fixture, sandbox, runtime, rounds) {
+export async function measureLatencies(fixture, sandbox, runtime, rounds, baseline = null) {
+  const warmPool = { size: 2, perKey: 2, idleMs: 600_000 };
   const inProcess = createBroker({ pool: false });
   const cold = createBroker({ pool: false });
-  const warm = createBroker({ pool: { size: 2, perKey: 2, idleMs: 600_000 } });
+  const warm = createBroker({ pool: warmPool });
+  // Another build of fs-sandbox (`--baseline DIR`), measured in the same rounds: its sandboxed
+  // 1 KiB read, cold and warm, is the "before" of a change.
+  const before =
+    baseline === null
+      ? null
+      : { cold: baseline.createBroker({ pool: false }), warm: baseline.createBroker({ pool: warmPool }) };
+  const spares = before === null ? 2 : 4;
   const { launch } = await cold.prepareSandbox(sandbox);
   const floor = floorLaunch(launch, runtime.helperBundle, fixture.emptyScript);
   const floorCommand = { ...launchCommand(floor), env: floor.env };
@@ -39,6 +47,12 @@ export async function measureLatencies(fixture, sandbox, runtime, rounds) {
       { name: `${operation} cold`, mode: 'cold', operation, run: timed(cold, true) },
       { name: `${operation} warm`, mode: 'warm', operation, run: timed(warm, true) },
     );
+    if (before !== null && operation === 'readFile') {
+      variants.push(
+        { name: `${operation} cold (baseline)`, mode: 'cold', operation, run: timed(before.cold, true) },
+        { name: `${operation} warm (baseline)`, mode: 'warm', operation, run: timed(before.warm, true) },
+      );
+    }
   }
   // Warm-up: the first sandboxed call of each broker (runtime, plan) and the pool's first spares.
   for (const variant of variants) await variant.run();
@@ -46,12 +60,18 @@ export async function measureLatencies(fixture, sandbox, runtime, rounds) {
   let notQuiet = 0;
   for (let round = 0; round < rounds; round++) {
     for (const variant of seededShuffle(variants, round + 1)) {
-      await spareReady(fixture.ws, 2);
+      await spareReady(fixture.ws, spares);
       if (!(await machineQuiet())) notQuiet += 1;
       samples[variant.name].push((await variant.run()).ms);
     }
   }
   const pool = warm.poolStats();
-  await Promise.all([inProcess.close(), cold.close(), warm.close()]);
+  await Promise.all([
+    inProcess.close(),
+    cold.close(),
+    warm.close(),
+    before?.cold.close(),
+    before?.warm.close(),
+  ]);
   return { variants, samples, pool, notQuiet, floorArgs: floorCommand.args };
 }

@@ -80,6 +80,14 @@ export function formatReport(meta, raw, summary) {
   out.push(
     `warm pool during the matrix: hits ${raw.latency.pool.hits}, misses ${raw.latency.pool.misses}, stale retries ${raw.latency.pool.staleRetries}; samples taken on a busy machine: ${raw.latency.notQuiet}`,
   );
+  const beforeWarm = summary.latency['readFile warm (baseline)'];
+  const beforeCold = summary.latency['readFile cold (baseline)'];
+  if (beforeWarm !== undefined && beforeCold !== undefined) {
+    const now = summary.latency;
+    out.push(
+      `against the baseline build (${meta.baseline}), same rounds: warm readFile ${ms(now['readFile warm'].median)} ms vs ${ms(beforeWarm.median)} ms (${times(ratio(now['readFile warm'].median, beforeWarm.median))}), cold ${ms(now['readFile cold'].median)} ms vs ${ms(beforeCold.median)} ms (${times(ratio(now['readFile cold'].median, beforeCold.median))})`,
+    );
+  }
   out.push('', 'Throughput, sandboxed 1 KiB readFile through the library (one helper per call)');
   const throughputRows = [];
   for (const [concurrency, modes] of Object.entries(raw.throughput)) {
