@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, REPO } from './support/build.js';
+import { ensureBuilt, newestMtime, REPO } from './support/build.js';
 
 /**
  * The packages as another project gets them: `pnpm pack` the three workspace packages, install the
@@ -77,15 +77,6 @@ const output = (what: string, result: Run) =>
 function pnpmEnv(): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm|pnpm)_/i.test(key)));
   return { ...env, npm_config_update_notifier: 'false' };
-}
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
 }
 
 /** What is packed is dist: rebuilt (the root build, with the .d.ts) when older than any source. */

@@ -11,7 +11,8 @@ export const CLI_BIN = join(REPO, 'packages/broker/bin/fs-sandbox.js');
 const OUTPUTS = [join(REPO, 'packages/broker/dist/cli.js'), join(REPO, 'packages/helper/dist/helper.cjs')];
 const SOURCES = ['policy', 'helper', 'broker'].map((name) => join(REPO, 'packages', name, 'src'));
 
-function newestMtime(dir: string): number {
+/** The newest modification time of any file below `dir`. */
+export function newestMtime(dir: string): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);

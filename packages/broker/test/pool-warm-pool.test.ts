@@ -11,6 +11,7 @@ import { launchKey } from '../src/pool/launch-key.js';
 import { resolvePoolOptions } from '../src/pool/pool-options.js';
 import { spareLaunch } from '../src/pool/spare-launch.js';
 import { WarmPool } from '../src/pool/warm-pool.js';
+import { directLaunch } from './support/launches.js';
 
 /**
  * The pool against a fake helper: a node script that records its pid when it starts, waits for its
@@ -75,16 +76,12 @@ async function fakeLaunch(extra: Partial<LaunchSpec> = {}): Promise<LaunchSpec &
   await mkdir(pidDir);
   // env(1) stands in for the sandbox program: it execs node, so the pid is the helper's.
   return {
-    backend: 'bwrap',
-    sandboxProgram: '/usr/bin/env',
-    sandboxArgs: [],
-    runtime: process.execPath,
-    runtimeArgs: [],
-    helper: script,
-    helperArgs: [],
-    mountPoints: [],
-    boundRoots: [],
-    env: { PID_DIR: pidDir },
+    ...directLaunch({
+      sandboxProgram: '/usr/bin/env',
+      runtime: process.execPath,
+      helper: script,
+      env: { PID_DIR: pidDir },
+    }),
     pidDir,
     ...extra,
   };

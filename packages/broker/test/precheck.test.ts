@@ -2,45 +2,15 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  descriptorOf,
   FsError,
   type HelperMethod,
-  type HostOs,
   nativeToPathUri,
   type PathGuard,
-  type PermissionProfile,
   parseSandboxContext,
-  pathUriToNative,
   resolveSandboxContext,
-  type TouchedPath,
 } from '@fs-sandbox/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { precheckPhysical, precheckRequest } from '../src/precheck.js';
-
-/** The touched paths of wire params, as the broker's parse gives them to the pre-check. */
-function pathsFor(method: HelperMethod, params: Record<string, unknown>, os: HostOs): TouchedPath[] {
-  return Object.entries(descriptorOf(method).paths)
-    .filter(([field]) => typeof params[field] === 'string')
-    .map(([field, access]) => ({ field, access, path: pathUriToNative(params[field] as string, os) }));
-}
-
-function precheckRequestFor(
-  method: HelperMethod,
-  params: Record<string, unknown>,
-  profile: PermissionProfile,
-  os: HostOs,
-): void {
-  precheckRequest(pathsFor(method, params, os), profile, os);
-}
-
-function precheckPhysicalFor(
-  method: HelperMethod,
-  params: Record<string, unknown>,
-  guard: PathGuard,
-  os: HostOs,
-): void {
-  precheckPhysical(pathsFor(method, params, os), guard, os);
-}
+import { precheckPhysicalFor, precheckRequestFor } from './support/touched-paths.js';
 
 const context = parseSandboxContext({
   permissions: {

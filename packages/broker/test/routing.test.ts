@@ -14,6 +14,7 @@ import type { LaunchSpec, SandboxBackend } from '../src/backends/backend.js';
 import { type BrokerOptions, createBroker } from '../src/broker.js';
 import { routeFor } from '../src/routing.js';
 import type { HelperLauncher } from '../src/runner/spawn-helper.js';
+import { directLaunch } from './support/launches.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -71,18 +72,8 @@ function observedBroker(reply: HelperReply | (() => never), extra: BrokerOptions
   const backend: SandboxBackend = {
     name: 'bwrap',
     os: 'linux',
-    prepare: async (_plan, runtime) => ({
-      backend: 'bwrap',
-      sandboxProgram: '/bin/false',
-      sandboxArgs: [],
-      runtime: runtime.nodePath,
-      runtimeArgs: [],
-      helper: runtime.helperBundle,
-      helperArgs: [],
-      mountPoints: [],
-      boundRoots: [],
-      env: {},
-    }),
+    prepare: async (_plan, runtime) =>
+      directLaunch({ sandboxProgram: '/bin/false', runtime: runtime.nodePath, helper: runtime.helperBundle }),
   };
   const launcher: HelperLauncher = async (launch) => {
     launches.push(launch);
@@ -158,18 +149,8 @@ describe('createBroker routing', () => {
       backendFor: () => ({
         name: 'bwrap',
         os: 'linux',
-        prepare: async (_plan, runtime) => ({
-          backend: 'bwrap',
-          sandboxProgram: 'x',
-          sandboxArgs: [],
-          runtime: runtime.nodePath,
-          runtimeArgs: [],
-          helper: runtime.helperBundle,
-          helperArgs: [],
-          mountPoints: [],
-          boundRoots: [],
-          env: {},
-        }),
+        prepare: async (_plan, runtime) =>
+          directLaunch({ sandboxProgram: 'x', runtime: runtime.nodePath, helper: runtime.helperBundle }),
       }),
       launcher: async (_launch, request) => {
         seen = request;

@@ -7,6 +7,7 @@ import { FsError, LIMITS } from '@fs-sandbox/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LaunchSpec } from '../src/backends/backend.js';
 import { runHelper } from '../src/runner/spawn-helper.js';
+import { directLaunch } from './support/launches.js';
 
 /**
  * The runner against fake helper programs: small node scripts that misbehave in one precise way
@@ -33,18 +34,7 @@ async function fakeHelper(source: string, backend: LaunchSpec['backend'] = 'bwra
 
 /** A launch whose "sandbox" is env(1) starting node on `script` (env execs it: the same process). */
 function nodeLaunch(script: string, backend: LaunchSpec['backend'] = 'bwrap'): LaunchSpec {
-  return {
-    backend,
-    sandboxProgram: '/usr/bin/env',
-    sandboxArgs: [],
-    runtime: process.execPath,
-    runtimeArgs: [],
-    helper: script,
-    helperArgs: [],
-    mountPoints: [],
-    boundRoots: [],
-    env: {},
-  };
+  return directLaunch({ sandboxProgram: '/usr/bin/env', runtime: process.execPath, helper: script, backend });
 }
 
 const request: HelperRequest = { operation: 'fs/getMetadata', params: { path: 'file:///x' } };

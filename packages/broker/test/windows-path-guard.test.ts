@@ -1,36 +1,11 @@
-import {
-  descriptorOf,
-  type HelperMethod,
-  type HostOs,
-  type PermissionProfile,
-  parseSandboxContext,
-  pathUriToNative,
-  resolveSandboxContext,
-  type TouchedPath,
-} from '@fs-sandbox/policy';
+import { parseSandboxContext, resolveSandboxContext } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
 import {
   assertPlainWindowsPath,
   assertPlainWindowsPlanPath,
   windowsPathAliasProblem,
 } from '../src/backends/windows/windows-path-guard.js';
-import { precheckRequest } from '../src/precheck.js';
-
-/** The touched paths of wire params, as the broker's parse gives them to the pre-check. */
-function pathsFor(method: HelperMethod, params: Record<string, unknown>, os: HostOs): TouchedPath[] {
-  return Object.entries(descriptorOf(method).paths)
-    .filter(([field]) => typeof params[field] === 'string')
-    .map(([field, access]) => ({ field, access, path: pathUriToNative(params[field] as string, os) }));
-}
-
-function precheckRequestFor(
-  method: HelperMethod,
-  params: Record<string, unknown>,
-  profile: PermissionProfile,
-  os: HostOs,
-): void {
-  precheckRequest(pathsFor(method, params, os), profile, os);
-}
+import { precheckRequestFor } from './support/touched-paths.js';
 
 describe('Windows path alias guard', () => {
   it('accepts plain drive paths, including names that merely contain dots, spaces or tildes', () => {

@@ -145,11 +145,6 @@ export function readPathUri(input: string): ParsedPathUri {
   return parse(input);
 }
 
-/** The canonical `file:` URI of a parsed path. */
-export function canonicalPathUri(parsed: ParsedPathUri): string {
-  return format(parsed);
-}
-
 function notNative(uri: string, os: HostOs): FsError {
   return new FsError('invalid_params', `'${uri}' is invalid on '${os}'`);
 }

@@ -2,28 +2,26 @@ import { z } from 'zod';
 import { parsePathUri, readPathUri } from '../path-uri.js';
 import { invalidTypeMessage } from './serde-messages.js';
 
+/** A string turned into something else by `read`, whose FsError becomes the issue's message. */
+function readString<T>(read: (value: string) => T) {
+  return z.string().transform((value, ctx) => {
+    try {
+      return read(value);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message, input: value });
+      return z.NEVER;
+    }
+  });
+}
+
 /** A wire path: validated and returned in canonical `file:` form (path-uri.ts holds the rules). */
-export const pathUriSchema = z.string().transform((value, ctx) => {
-  try {
-    return parsePathUri(value);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message, input: value });
-    return z.NEVER;
-  }
-});
+export const pathUriSchema = readString(parsePathUri);
 
 /**
  * A path param of a method: validated like `pathUriSchema` and kept taken apart, so the broker turns
  * it into this host's native path without parsing the URI a second time.
  */
-export const requestPathSchema = z.string().transform((value, ctx) => {
-  try {
-    return readPathUri(value);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message, input: value });
-    return z.NEVER;
-  }
-});
+export const requestPathSchema = readString(readPathUri);
 
 /**
  * A u64 as JSON carries it. Only safe integers are accepted: a larger number has already lost
