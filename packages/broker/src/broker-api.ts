@@ -3,6 +3,7 @@ import {
   type HelperMethod,
   isExposedMethod,
   isHelperMethod,
+  METHODS,
   type ParamsIn,
   type ResultOf,
 } from '@fs-sandbox/policy';
@@ -25,6 +26,9 @@ export type FsMethod = Extract<HelperMethod, ExposedMethod>;
 export function isFsMethod(name: string): name is FsMethod {
   return isHelperMethod(name) && isExposedMethod(name);
 }
+
+/** The methods `fs-sandbox call` accepts, in table order. */
+export const FS_METHODS: readonly FsMethod[] = METHODS.filter(isFsMethod);
 
 /**
  * The broker as the CLI and the JSON-RPC server see it: one method call in, its typed result out,

@@ -2,6 +2,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { FsError } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
 import type { BrokerOptions, FsBroker } from '../src/broker.js';
+import { FS_METHODS } from '../src/broker-api.js';
 import type { CliDeps } from '../src/cli/cli-io.js';
 import { writeResultJson } from '../src/cli/json-output.js';
 import { buildProgram } from '../src/cli/main.js';
@@ -138,7 +139,9 @@ describe('fs-sandbox call', () => {
     expect(JSON.parse(bad.stdout).error.data.errorKind).toBe('invalid_request');
     expect(bad.exitCode).toBe(1);
     const unknown = await runCli(['call', 'fs/frobnicate', '{}']);
-    expect(JSON.parse(unknown.stdout).error.message).toBe('unknown method `fs/frobnicate`');
+    expect(JSON.parse(unknown.stdout).error.message).toBe(
+      `unknown method \`fs/frobnicate\`; one of ${FS_METHODS.join(', ')}`,
+    );
     expect(bad.recorded.calls).toHaveLength(0);
     expect(unknown.recorded.calls).toHaveLength(0);
   });

@@ -1,6 +1,6 @@
 import { FsError, LIMITS } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
-import { isFsMethod } from '../broker-api.js';
+import { FS_METHODS, isFsMethod } from '../broker-api.js';
 import {
   addBrokerOptions,
   addRequireSandboxOption,
@@ -20,13 +20,15 @@ export function registerCallCommand(program: Command, deps: CliDeps): void {
   const command = program
     .command('call')
     .description('run one filesystem method; prints the JSON result or {"error":…} on stdout')
-    .argument('<method>', 'e.g. fs/readFile')
+    .argument('<method>', `one of ${FS_METHODS.join(', ')}`)
     .argument('<params>', 'params as JSON, or - to read them from stdin');
   addRequireSandboxOption(command);
   addBrokerOptions(command).action(async (method: string, paramsText: string, flags: BrokerFlags) => {
     const broker = deps.createBroker(brokerOptionsFrom(flags, deps.io));
     try {
-      if (!isFsMethod(method)) throw new FsError('invalid_request', `unknown method \`${method}\``);
+      if (!isFsMethod(method)) {
+        throw new FsError('invalid_request', `unknown method \`${method}\`; one of ${FS_METHODS.join(', ')}`);
+      }
       const text =
         paramsText === '-' ? await readBoundedStdin(deps.io.stdin, LIMITS.rpcMaxMessageBytes) : paramsText;
       const { result } = await broker.callWithInfo(method, parseParamsJson(text), {
