@@ -475,7 +475,7 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       expect((await readdir(fixture.ws)).filter((name) => name.startsWith('.fs-sandbox-'))).toEqual([]);
     }, 120_000);
 
-    it('a helper killed mid-copy leaves no temporary file (a file copy and a tree copy)', async () => {
+    it('a helper killed mid-copy leaves no temporary file (a file copy, a tree copy, a file copied with recursive)', async () => {
       await mkdir(join(fixture.ws, 'big'));
       const sparse = join(fixture.ws, 'big', 'sparse.bin');
       await writeFile(sparse, 'head');
@@ -485,6 +485,8 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       for (const [source, destination, recursive] of [
         [sparse, join(fixture.ws, 'copy.bin'), false],
         [join(fixture.ws, 'big'), join(fixture.ws, 'big-copy'), true],
+        // `recursive` with a file source: its temporary file lies beside the destination, not below it.
+        [sparse, join(fixture.ws, 'copy-recursive.bin'), true],
       ] as const) {
         const params = {
           sourcePath: uri(source),

@@ -215,6 +215,25 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       });
     });
 
+    it('a request without params names the field it lacks, for a helper method as for a server method', async () => {
+      await session([], async (served) => {
+        for (const [method, field] of [
+          ['fs/readFile', 'path'],
+          ['fs/copy', 'sourcePath'],
+          ['fs/close', 'handleId'],
+        ] as const) {
+          served.send(JSON.stringify({ jsonrpc: '2.0', id: method, method }));
+          const reply = await served.replyFor(method);
+          expect(reply.error, method).toEqual({
+            code: -32602,
+            message: `missing field \`${field}\``,
+            data: { field, errorKind: 'invalid_params' },
+          });
+        }
+      });
+      expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+    });
+
     it('--require-sandbox refuses every request that would run unsandboxed, and runs a restricted one', async () => {
       await session(['--require-sandbox'], async (served) => {
         for (const { what, params, refusal } of unsandboxedRequests()) {

@@ -11,7 +11,7 @@ import type { BackendName, LaunchSpec, SandboxBackend } from '../backends/backen
 import type { ResolvedHelperRuntime } from './helper-runtime.js';
 import { buildPathGuard, type HostProtections, protectHostPaths } from './path-guard.js';
 import type { HelperLauncher, RunHelperOptions } from './spawn-helper.js';
-import { newTempTag, removeTempsRequest, tempScopeOf } from './temp-cleanup.js';
+import { newTempTag, removeTempsRequest, tempScopesOf } from './temp-cleanup.js';
 
 /** How long the clean-up after a killed helper may take (it lists one directory or one copied tree). */
 const TEMP_CLEANUP_TIMEOUT_MS = 10_000;
@@ -123,8 +123,8 @@ export class SandboxRunner {
     options: RunHelperOptions,
   ): Promise<SandboxRun> {
     const { launch, guard } = prepared;
-    const scope = tempScopeOf(request, this.deps.os);
-    const tempTag = scope === null ? undefined : newTempTag();
+    const scopes = tempScopesOf(request, this.deps.os);
+    const tempTag = scopes.length === 0 ? undefined : newTempTag();
     try {
       const tagged = tempTag === undefined ? request : { ...request, tempTag };
       return {
@@ -132,11 +132,13 @@ export class SandboxRunner {
         backend: launch.backend,
       };
     } catch (error) {
-      if (scope !== null && tempTag !== undefined) {
-        const cleanup = { ...removeTempsRequest(scope, tempTag), guard };
-        await this.deps
-          .launcher(launch, cleanup, { timeoutMs: TEMP_CLEANUP_TIMEOUT_MS })
-          .catch(() => undefined);
+      if (tempTag !== undefined) {
+        for (const scope of scopes) {
+          const cleanup = { ...removeTempsRequest(scope, tempTag), guard };
+          await this.deps
+            .launcher(launch, cleanup, { timeoutMs: TEMP_CLEANUP_TIMEOUT_MS })
+            .catch(() => undefined);
+        }
       }
       throw error;
     }

@@ -8,7 +8,7 @@ import { descriptorOf, type HostOs, parentPath } from '@fs-sandbox/policy';
  * kill the broker runs `fs/removeTemps` with that tag, under the same sandbox, where the write could
  * have left them. Every path a method writes (`write` access in the method table) is replaced
  * atomically through a temporary file beside it, so that file's directory is cleaned; a recursive
- * request (a tree copy) may have left them anywhere below the path, so the whole tree is.
+ * request (a tree copy) may have left them anywhere below the path, so the whole tree is too.
  */
 
 export interface TempScope {
@@ -21,16 +21,22 @@ export function newTempTag(): string {
   return randomBytes(12).toString('hex');
 }
 
-export function tempScopeOf(request: HelperRequest, os: HostOs): TempScope | null {
+/**
+ * Where a killed helper may have left temporary files, or nothing for a method that writes none.
+ * A recursive request whose source turns out to be a file (or a link) writes that one file through
+ * a temporary beside the destination, so its directory is cleaned as well as the tree below it.
+ */
+export function tempScopesOf(request: HelperRequest, os: HostOs): TempScope[] {
   const params = request.params as Record<string, unknown>;
   const written = Object.entries(descriptorOf(request.operation).paths).find(
     ([, access]) => access === 'write',
   );
-  if (written === undefined) return null;
+  if (written === undefined) return [];
   const path = params[written[0]] as string;
-  if (params.recursive === true) return { path, recursive: true };
   const parent = parentPath(os, path);
-  return parent === null ? null : { path: parent, recursive: false };
+  const scopes: TempScope[] = parent === null ? [] : [{ path: parent, recursive: false }];
+  if (params.recursive === true) scopes.push({ path, recursive: true });
+  return scopes;
 }
 
 /** The clean-up request for a killed helper's temporary files (sent with the same guard). */

@@ -58,7 +58,9 @@ export function orderingKey(method: string, params: unknown): string | null {
 /** The handler of a method the server runs after the handshake, or null for an unknown method. */
 export function handlerFor(method: string): MethodHandler | null {
   if (!isExposedMethod(method) || method === 'initialize') return null;
-  if (isHelperMethod(method)) return (params, context) => callBroker(method, params, context);
+  // A request without params is read as empty params (as for the server methods), so the reply
+  // names the field it lacks rather than "invalid type: map, expected a map".
+  if (isHelperMethod(method)) return (params, context) => callBroker(method, params ?? {}, context);
   return SERVER_HANDLERS[method];
 }
 
