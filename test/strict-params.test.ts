@@ -234,6 +234,40 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
     });
 
+    it('refuses params nested past the depth limit with invalid_params, and the connection goes on', async () => {
+      await session([], async (served) => {
+        const context = workspaceContext(fixture) as { permissions: { file_system: { entries: unknown[] } } };
+        for (const depth of [100, 200_000]) {
+          // Unknown special kinds keep their extra keys as sent: the one place a value may nest.
+          // The message is written as text: serialising 200 000 levels would overflow here too.
+          const deep = structuredClone(context);
+          deep.permissions.file_system.entries.push({
+            path: { type: 'special', value: { kind: 'from-the-future', extra: 'NESTED' } },
+            access: 'read',
+          });
+          const id = `deep-${depth}`;
+          const message = JSON.stringify({
+            jsonrpc: '2.0',
+            id,
+            method: 'fs/writeFile',
+            params: { path: uri(join(fixture.ws, 'deep.txt')), dataBase64: 'aGk=', sandbox: deep },
+          }).replace('"NESTED"', `${'['.repeat(depth)}"x"${']'.repeat(depth)}`);
+          served.send(message);
+          expect((await served.replyFor(id)).error, String(depth)).toMatchObject({
+            code: -32602,
+            message: 'fs/writeFile params nest deeper than 64 levels',
+            data: { errorKind: 'invalid_params' },
+          });
+        }
+        const ok = await served.request('fs/getMetadata', {
+          path: uri(fixture.ws),
+          sandbox: workspaceContext(fixture),
+        });
+        expect(ok.result).toMatchObject({ isDirectory: true });
+      });
+      expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+    });
+
     it('--require-sandbox refuses every request that would run unsandboxed, and runs a restricted one', async () => {
       await session(['--require-sandbox'], async (served) => {
         for (const { what, params, refusal } of unsandboxedRequests()) {

@@ -21,6 +21,8 @@ export const LIMITS = {
    * of data; a larger message is refused whole, naming this limit.
    */
   rpcMaxMessageBytes: 64 * 1024 * 1024,
+  /** Arrays and objects inside one method's params (the deepest real context nests 6 levels). */
+  paramsMaxDepth: 64,
   /**
    * Bytes of finished replies the server holds until their client reads them, per connection
    * (`serve --max-unsent-bytes`) and across the whole server (`--max-unsent-bytes-total`). While a

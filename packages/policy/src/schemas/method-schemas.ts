@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { FsError } from '../error-kinds.js';
+import { LIMITS } from '../limits.js';
 import {
   isMethod,
   METHOD_TABLE,
@@ -17,6 +18,7 @@ import { issueToFsError, safeParseOptions } from './serde-messages.js';
  */
 export function parseParams<M extends Method>(method: M, raw: unknown): ParsedParams<M> {
   if (!isMethod(method)) throw new FsError('invalid_request', `unknown method \`${String(method)}\``);
+  assertShallow(raw, `${method} params`);
   const descriptor = METHOD_TABLE[method];
   const result = (descriptor.params as z.ZodType).safeParse(raw, safeParseOptions(`${method} params`));
   if (!result.success) throw issueToFsError(result.error);
@@ -39,9 +41,28 @@ export function parseResult<M extends Method>(method: M, raw: unknown): WireResu
   return result.data as WireResultOf<M>;
 }
 
+/**
+ * Refuses a value nested deeper than LIMITS.paramsMaxDepth before any schema walks it: a context
+ * keeps the unknown keys of an unknown special kind as they are, and a value nested thousands of
+ * levels deep there would overflow the stack of whatever serialises it later. Iterative, so the
+ * check itself cannot overflow.
+ */
+function assertShallow(value: unknown, subject: string): void {
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop() as [unknown, number];
+    if (current === null || typeof current !== 'object' || current instanceof Uint8Array) continue;
+    if (depth >= LIMITS.paramsMaxDepth) {
+      throw new FsError('invalid_params', `${subject} nest deeper than ${LIMITS.paramsMaxDepth} levels`);
+    }
+    for (const child of Object.values(current)) pending.push([child, depth + 1]);
+  }
+}
+
 /** A standalone sandbox context (e.g. from a CLI flag), with the same messages as inside params. */
 export function parseSandboxContext(raw: unknown): z.output<typeof sandboxContextSchema> | null {
   if (raw === null || raw === undefined) return null;
+  assertShallow(raw, 'sandbox context');
   const result = sandboxContextSchema.safeParse(raw, safeParseOptions('sandbox context'));
   if (!result.success) throw issueToFsError(result.error);
   return result.data;
