@@ -9,8 +9,9 @@ import {
 } from '@fs-sandbox/policy';
 
 export interface CallOptions {
-  /** Aborting kills the helper's whole process tree and rejects with a `timeout`/`internal_error` FsError. */
+  /** Aborting kills the helper's whole process tree and rejects with an `internal_error` FsError. */
   signal?: AbortSignal;
+  /** Past this the helper is killed the same way and the call rejects with `timeout`. */
   timeoutMs?: number;
 }
 

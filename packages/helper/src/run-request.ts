@@ -36,7 +36,11 @@ const OPERATIONS: { readonly [M in HelperMethod]: Operation<M> } = {
 };
 
 export interface RunOptions {
-  /** Treat the request as sandboxed whatever it says (the program inside a platform sandbox knows it is). */
+  /**
+   * Treat the request as sandboxed whatever it says. The helper program itself relies on the
+   * request's `sandboxed` (the broker sets it, with the guard, on every request it sends into a
+   * sandbox); tests and embedders that know better pass this.
+   */
   sandboxed?: boolean;
   /** Host rules for paths; defaults to this machine. */
   os?: HostOs;
