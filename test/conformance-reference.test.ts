@@ -475,7 +475,7 @@ const ROWS: Row[] = [
     params: read('ro/hello.txt'),
     reference: { error: { code: -32603, message: 'Not a directory (os error 20)' } },
     ours: {
-      why: 'not_directory is a request error in the error-kind table (DESIGN §10), so it maps to -32600',
+      why: 'not_directory is a request error in the error-kind table (error-kinds.ts), so it maps to -32600',
       error: { code: -32600, errorKind: 'not_directory' },
     },
   },

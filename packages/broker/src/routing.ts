@@ -15,7 +15,7 @@ export type Route =
   | { kind: 'sandbox'; context: SandboxedContext };
 
 /**
- * Routing rule (DESIGN §3): only a context that grants everything anyway (absent, unrestricted,
+ * Routing rule: only a context that grants everything anyway (absent, unrestricted,
  * disabled, external, full-disk write) runs in-process; every other context goes to the sandbox
  * runner. There is deliberately no fallback from the second branch to the first: if the sandbox
  * cannot be built, the call fails with a typed error, because running a restricted context

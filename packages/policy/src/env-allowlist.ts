@@ -1,7 +1,7 @@
 import type { HostOs } from './host-os.js';
 
 /**
- * The only variables that reach the helper (DESIGN §5). The broker's environment may hold API
+ * The only variables that reach the helper. The broker's environment may hold API
  * keys, proxy settings and hostile loader variables (`NODE_OPTIONS`, `LD_PRELOAD`, `BASH_ENV`), so
  * this is an allowlist of exact names, never a denylist or a prefix match (`PATH_INJECTION` is not
  * `PATH`).

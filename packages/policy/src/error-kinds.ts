@@ -1,5 +1,5 @@
 /**
- * The closed set of error kinds (DESIGN §10). Every error that leaves the helper, the broker or the
+ * The closed set of error kinds. Every error that leaves the helper, the broker or the
  * server carries exactly one of these in `data.errorKind`, so clients branch on a value rather than
  * on message text.
  */

@@ -1,4 +1,4 @@
-/** Limits (DESIGN §9). Every size, count and duration the project bounds is named here. */
+/** Limits. Every size, count and duration the project bounds is named here. */
 export const LIMITS = {
   /** fs/readFile refuses files larger than this. */
   readFileMaxBytes: 512 * 1024 * 1024,

@@ -4,7 +4,7 @@ import { formatNativePath, splitNativePath } from './native-path.js';
 import { decodePathBytes, encodePathBytes, hasLoneSurrogate } from './path-bytes.js';
 
 /**
- * PathUri (DESIGN §4): every path on the wire is a `file:` URI. Parsing is strict because the
+ * PathUri: every path on the wire is a `file:` URI. Parsing is strict because the
  * string comes from a model that may be prompt-injected: anything that could make two spellings
  * name different files, or smuggle a separator or NUL past a prefix check, is refused.
  *

@@ -1,7 +1,7 @@
 import type { HostOs } from './host-os.js';
 
 /**
- * Directories a process needs to start on each platform (DESIGN §5 "minimal"): loader, libraries,
+ * Directories a process needs to start on each platform (the `minimal` special path): loader, libraries,
  * system configuration. Candidates only: the runner keeps those that exist, since binding a missing
  * path makes the sandbox fail to start. Nothing here is writable and none holds user data; `/tmp`
  * is deliberately absent (the helper gets no scratch space it was not granted).

@@ -8,7 +8,7 @@ export interface WalkLimits {
 }
 
 /**
- * The bounds on fs/walk options (DESIGN §9), with the reference's messages. The broker checks them
+ * The bounds on fs/walk options (limits.ts), with the reference's messages. The broker checks them
  * before any helper starts; the helper checks them again for callers that pipe requests to it.
  */
 export function assertWalkLimits(limits: WalkLimits): void {

@@ -18,7 +18,7 @@ export interface HelperRuntimeReads {
 }
 
 /**
- * The profile plus what the helper process itself needs to start (DESIGN §3 step 3): the platform
+ * The profile plus what the helper process itself needs to start: the platform
  * minimal roots when the policy lacks full-disk read, and read access to the exact helper files —
  * the files, not their folders, which may hold anything (credentials next to a bundle). `minimal`
  * entries become the roots that exist, so the result is concrete enough for buildSandboxPlan.

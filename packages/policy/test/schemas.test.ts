@@ -20,7 +20,7 @@ const restricted = (entries: unknown[]) => ({
 });
 
 describe('sandbox context schema', () => {
-  it('parses the DESIGN example and canonicalises paths', () => {
+  it("parses the README's example context and canonicalises paths", () => {
     const context = parseSandboxContext({
       permissions: {
         type: 'managed',

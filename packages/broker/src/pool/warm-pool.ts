@@ -21,7 +21,7 @@ interface Shape {
 }
 
 /**
- * The warm helper pool (DESIGN §11). Helpers are spawned ahead under the exact launch a request
+ * The warm helper pool. Helpers are spawned ahead under the exact launch a request
  * needs and block reading stdin; a request takes one (still one request per process) and a
  * replacement is spawned once the reply is back, so the spawn's fork never delays that reply.
  *

@@ -5,7 +5,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import type { EnvironmentInfo, InitializeResult } from './rpc-messages.js';
 
 /**
- * Per-connection handshake (reference §2): `initialize` once, then the `initialized`
+ * Per-connection handshake, as the Codex exec-server does it: `initialize` once, then the `initialized`
  * notification, and only then filesystem methods. The error texts are the reference's, so clients
  * that match on them keep working.
  */

@@ -1,7 +1,7 @@
 import type { WireError } from '@fs-sandbox/policy';
 
 /**
- * JSON-RPC message shapes as the Codex exec-server puts them on the wire (reference §1): requests
+ * JSON-RPC message shapes as the Codex exec-server puts them on the wire: requests
  * may omit `"jsonrpc"`, replies always omit it, ids are strings or integers, and a message the
  * server cannot attribute to a request is answered with id -1.
  *
@@ -36,7 +36,7 @@ export type Reply = SuccessReply | ErrorReply;
 /** Our own methods beside the filesystem ones. */
 export const HANDSHAKE_METHODS = { initialize: 'initialize', initialized: 'initialized' } as const;
 
-/** What `initialize` answers (reference §2, with only the fields and capabilities we can honestly claim). */
+/** What `initialize` answers (as the reference, but only fields and capabilities we can honestly claim). */
 export interface InitializeResult {
   sessionId: string;
   environmentInfo: EnvironmentInfo;
@@ -61,6 +61,6 @@ export interface ServerCapabilities {
   sandboxedFileStreaming: true;
   /** fs/writeFile accepts `mode` ("overwrite" | "create") and `expectedSha256`. */
   writeFileModes: true;
-  /** Every error carries `data.errorKind` (DESIGN §10). */
+  /** Every error carries `data.errorKind` (docs/architecture.md, "Errors"). */
   errorKinds: true;
 }

@@ -13,7 +13,7 @@ import { globDeniesPath } from './glob-match.js';
 import { isInsideProtectedName, protectedNameOf } from './protected-names.js';
 
 /**
- * Access resolution (DESIGN §5): among the entries whose root contains the path (whole segments),
+ * Access resolution: among the entries whose root contains the path (whole segments),
  * the deepest wins; ties go deny > write > read; no match is deny. A deny glob that matches the
  * path or an ancestor is decisive. Profiles that are not managed+restricted allow writes anywhere.
  */

@@ -1,7 +1,7 @@
 import { isRestrictedProfile, type PermissionProfile } from '../schemas/sandbox-context.js';
 
 /**
- * Whole-disk shortcuts (DESIGN §5). Both are computed on the entries as written, before
+ * Whole-disk shortcuts (full-disk read and write). Both are computed on the entries as written, before
  * `project_roots`/`tmpdir` are materialised: an entry that would vanish for lack of a workspace
  * root or temp dir still counts as narrowing, so a missing value can never turn a restricted
  * policy into an unsandboxed run.

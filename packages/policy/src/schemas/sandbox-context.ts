@@ -3,7 +3,7 @@ import { pathUriSchema, u64Schema } from './primitives.js';
 import type { UnknownFieldParams } from './serde-messages.js';
 
 /**
- * The sandbox context (DESIGN §4, reference §6.1). Lenient where the reference is lenient (unknown
+ * The sandbox context, as the Codex exec-server defines it. Lenient where the reference is lenient (unknown
  * keys ignored, `none` for deny, the `current_working_directory` alias, unknown special kinds kept)
  * and strict on everything that decides what is reachable.
  *

@@ -11,7 +11,7 @@ import type { HelperRuntime } from '../backend.js';
 import type { PathFact, PathFacts } from './path-facts.js';
 
 /**
- * Pure translation of a SandboxPlan into bubblewrap arguments (DESIGN §6). Facts about the host tree
+ * Pure translation of a SandboxPlan into bubblewrap arguments. Facts about the host tree
  * come in from path-facts.ts; nothing here touches the disk, so every decision has a golden test.
  */
 
