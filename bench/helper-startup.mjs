@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 const TARGET_RATIO = 1.3;
 const runs = Math.max(30, Number(process.argv[2] ?? 40));
@@ -25,7 +25,7 @@ const file = join(work, 'one-kib.bin');
 writeFileSync(file, Buffer.alloc(1024, 7));
 const empty = join(work, 'empty.cjs');
 writeFileSync(empty, '');
-const request = `${JSON.stringify({ operation: 'fs/readFile', params: { path: pathToFileURL(file).href, sandbox: null } })}\n`;
+const request = `${JSON.stringify({ operation: 'fs/readFile', params: { path: file } })}\n`;
 
 /** Spawns `args`, writes `input`, resolves with ms from spawn until stdout ended and the process exited. */
 function timeRun(args, input) {

@@ -1,6 +1,5 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { uri } from './fixture.mjs';
 import { machineQuiet } from './settle.mjs';
 import { timeLaunch } from './spawn-timing.mjs';
 import { seededShuffle } from './stats.mjs';
@@ -14,7 +13,7 @@ import { seededShuffle } from './stats.mjs';
 export async function measureHelperStart(fixture, runtime, rounds) {
   const empty = join(fixture.base, 'floor', 'plain-empty.cjs');
   writeFileSync(empty, '');
-  const request = `${JSON.stringify({ operation: 'fs/readFile', params: { path: uri(fixture.oneKiB), sandbox: null } })}\n`;
+  const request = `${JSON.stringify({ operation: 'fs/readFile', params: { path: fixture.oneKiB } })}\n`;
   const node = (args) => ({ file: runtime.nodePath, args, env: runtime.env });
   const variants = [
     { name: 'node -e 0', launch: node(['-e', '0']), input: '' },
