@@ -81,17 +81,30 @@ describe('fs/walk', () => {
     expect(result.truncated).toBe(true);
   });
 
-  it('skips symlinks unless following directory symlinks, and then never loops', async () => {
+  it('lists links as links unless following directory symlinks, and then never loops', async () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'real'));
     writeFileSync(join(dir, 'real', 'f'), '');
     symlinkAt('real', join(dir, 'link-dir'));
     symlinkAt('real/f', join(dir, 'link-file'));
     symlinkAt('..', join(dir, 'real', 'up'));
-    expect(relative(dir, await walk(dir))).toEqual(['d:real', 'f:real/f']);
+    expect(relative(dir, await walk(dir))).toEqual([
+      's:link-dir',
+      's:link-file',
+      'd:real',
+      'f:real/f',
+      's:real/up',
+    ]);
     const followed = await walk(dir, { followDirectorySymlinks: true });
-    // link-dir is the same directory as real (entered once); real/up is the root itself.
-    expect(relative(dir, followed)).toEqual(['d:link-dir', 'd:real', 'f:link-dir/f', 'd:link-dir/up']);
+    // link-dir is the same directory as real (entered once); real/up is the root itself; a link to
+    // a file is never followed.
+    expect(relative(dir, followed)).toEqual([
+      'd:link-dir',
+      's:link-file',
+      'd:real',
+      'f:link-dir/f',
+      'd:link-dir/up',
+    ]);
     expect(followed.truncated).toBe(false);
   });
 
@@ -114,15 +127,16 @@ describe('fs/walk', () => {
     ]);
   });
 
-  it('records entries whose metadata fails in `errors` and goes on', async () => {
+  it('lists a link that leads nowhere (a loop, a dangling link) as a link, not as a failure', async () => {
     const dir = tempDir();
     symlinkAt('loop', join(dir, 'loop'));
+    symlinkAt('missing', join(dir, 'dangling'));
     writeFileSync(join(dir, 'z'), '');
-    const result = await walk(dir);
-    expect(relative(dir, result)).toEqual(['f:z']);
-    expect(result.errors).toEqual([
-      { path: uri(join(dir, 'loop')), message: `Too many levels of symbolic links: ${join(dir, 'loop')}` },
-    ]);
+    for (const followDirectorySymlinks of [false, true]) {
+      const result = await walk(dir, { followDirectorySymlinks });
+      expect(relative(dir, result)).toEqual(['s:dangling', 's:loop', 'f:z']);
+      expect(result.errors).toEqual([]);
+    }
   });
 
   it('returns nothing for a file root and fails for a missing root', async () => {
@@ -154,8 +168,14 @@ describe('fs/walk', () => {
         'filesystem walk limits exceed maximums: depth=64, directories=10000, entries=50000',
       );
     }
-    expectKind(await fails('fs/walk', { path: missing }), 'invalid_params', -32602);
-    expectKind(await fails('fs/walk', { path: missing, options: { maxDepth: 1 } }), 'invalid_params', -32602);
+    // Options left out are the limits, so these reach the (missing) root.
+    expectKind(await fails('fs/walk', { path: missing }), 'not_found', -32004);
+    expectKind(await fails('fs/walk', { path: missing, options: { maxDepth: 1 } }), 'not_found', -32004);
+    expectKind(
+      await fails('fs/walk', { path: missing, options: { maxDepth: -1 } }),
+      'invalid_params',
+      -32602,
+    );
   });
 
   it.skipIf(!isLinux)('percent-encodes bytes that are not UTF-8 in entry URIs (Linux only)', async () => {

@@ -250,9 +250,20 @@ describe('parseParams', () => {
       'invalid_request',
       'filesystem walk limits must be greater than zero',
     ]);
-    expect(failure(() => parseParams('fs/walk', { path: 'file:///w' })).message).toBe(
-      'missing field `options`',
-    );
+    // Every option defaults to the most the limits allow; a caller names only what it narrows.
+    const widest = {
+      maxDepth: 64,
+      maxDirectories: 10000,
+      maxEntries: 50000,
+      followDirectorySymlinks: false,
+      pruneHiddenDirectories: false,
+    };
+    expect(parseParams('fs/walk', { path: 'file:///w' }).options).toEqual(widest);
+    expect(parseParams('fs/walk', { path: 'file:///w', options: null }).options).toEqual(widest);
+    expect(parseParams('fs/walk', { path: 'file:///w', options: { maxDepth: 2 } }).options).toEqual({
+      ...widest,
+      maxDepth: 2,
+    });
     expect(
       parseParams('fs/walk', { path: 'file:///w', options: { ...options, pruneHiddenDirectories: true } })
         .options.pruneHiddenDirectories,

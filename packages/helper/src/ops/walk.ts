@@ -81,8 +81,9 @@ function byName(a: ListedEntry, b: ListedEntry): number {
 /**
  * Breadth-first walk below `root`, names sorted by their bytes, bounded by the caller's limits and
  * LIMITS.walkMaxResponseBytes (`truncated` says a limit cut it short). Symlinked directories are
- * only entered with `followDirectorySymlinks`, and every directory is entered at most once by
- * device/inode, so link cycles (and looping mounts) end.
+ * only entered with `followDirectorySymlinks`; every other link is listed as a `symlink` entry
+ * (never followed, never dropped). Every directory is entered at most once by device/inode, so link
+ * cycles (and looping mounts) end.
  */
 export async function walkAt(root: string, options: WalkOptions, os: HostOs): Promise<WalkResult> {
   const collector = new WalkCollector(os);
@@ -117,10 +118,16 @@ export async function walkAt(root: string, options: WalkOptions, os: HostOs): Pr
       try {
         facts = await factsOf(path, entry.type);
       } catch (error) {
-        if (!collector.error(path, error)) return collector.result;
+        // A dangling (or unreadable) link is still a link: listed as one, not as a failure.
+        const listedAs =
+          entry.type === 'symlink' ? collector.entry(path, 'symlink') : collector.error(path, error);
+        if (!listedAs) return collector.result;
         continue;
       }
-      if (facts.isSymlink && !(options.followDirectorySymlinks && facts.isDirectory)) continue;
+      if (facts.isSymlink && !(options.followDirectorySymlinks && facts.isDirectory)) {
+        if (!collector.entry(path, 'symlink')) return collector.result;
+        continue;
+      }
       if (!facts.isDirectory && !facts.isFile) continue;
       if (!collector.entry(path, facts.isDirectory ? 'directory' : 'file')) return collector.result;
       if (!facts.isDirectory || visit.depth >= options.maxDepth) continue;

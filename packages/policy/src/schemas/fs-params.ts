@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from '../limits.js';
 import { TEMP_TAG } from '../temp-tag.js';
 import {
   decimalSchema,
@@ -63,17 +64,21 @@ export const copyParamsSchema = z.strictObject({
   sandbox,
 });
 
+/** A walk bound: absent or null is the most the server allows (LIMITS), so a caller names only what it narrows. */
+const walkBoundSchema = (most: number) => u64Schema.nullish().transform((value) => value ?? most);
+
 export const walkOptionsSchema = z.strictObject({
-  maxDepth: u64Schema,
-  maxDirectories: u64Schema,
-  maxEntries: u64Schema,
+  maxDepth: walkBoundSchema(LIMITS.walkMaxDepth),
+  maxDirectories: walkBoundSchema(LIMITS.walkMaxDirectories),
+  maxEntries: walkBoundSchema(LIMITS.walkMaxEntries),
   followDirectorySymlinks: optionalFlagSchema(false),
   pruneHiddenDirectories: optionalFlagSchema(false),
 });
 
 export const walkParamsSchema = z.strictObject({
   path: requestPathSchema,
-  options: walkOptionsSchema,
+  // Without options the walk goes as far as the limits allow.
+  options: walkOptionsSchema.nullish().transform((options) => options ?? walkOptionsSchema.parse({})),
   sandbox,
 });
 

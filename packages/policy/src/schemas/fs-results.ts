@@ -34,7 +34,8 @@ export const readDirectoryResultSchema = z.object({
   truncated: z.literal(true).optional(),
 });
 
-export const walkEntrySchema = z.object({ path: z.string(), kind: z.enum(['file', 'directory']) });
+/** `symlink`: a link the walk did not follow (any link not followed into a directory), listed rather than dropped. */
+export const walkEntrySchema = z.object({ path: z.string(), kind: z.enum(['file', 'directory', 'symlink']) });
 export const walkErrorSchema = z.object({ path: z.string(), message: z.string() });
 export const walkResultSchema = z.object({
   entries: z.array(walkEntrySchema),
