@@ -102,6 +102,10 @@ try {
   );
   writeFileSync(`${resultsDir}latency.svg`, latencySvg(summary));
   step(`wrote ${resultsDir}latest.json and latency.svg`);
+} catch (error) {
+  // A part that cannot be measured at all ends the run with its reason, not a stack trace.
+  console.error(`bench: stopped: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
 } finally {
   rmSync(fixture.base, { recursive: true, force: true });
 }

@@ -58,11 +58,25 @@ export async function measureLatencies(fixture, sandbox, runtime, rounds, baseli
   for (const variant of variants) await variant.run();
   const samples = Object.fromEntries(variants.map((variant) => [variant.name, []]));
   let notQuiet = 0;
+  const failures = [];
   for (let round = 0; round < rounds; round++) {
     for (const variant of seededShuffle(variants, round + 1)) {
       await spareReady(fixture.ws, spares);
       if (!(await machineQuiet())) notQuiet += 1;
-      samples[variant.name].push((await variant.run()).ms);
+      // One failed sample (a helper killed by the machine, say) is counted and reported, and the
+      // run goes on: a bench that dies on it measures nothing.
+      try {
+        samples[variant.name].push((await variant.run()).ms);
+      } catch (error) {
+        failures.push({
+          variant: variant.name,
+          round,
+          message: error instanceof Error ? error.message : String(error),
+        });
+        process.stderr.write(
+          `bench: ${variant.name}, round ${round + 1}: failed (${failures.at(-1).message})\n`,
+        );
+      }
     }
   }
   const pool = warm.poolStats();
@@ -73,5 +87,5 @@ export async function measureLatencies(fixture, sandbox, runtime, rounds, baseli
     before?.cold.close(),
     before?.warm.close(),
   ]);
-  return { variants, samples, pool, notQuiet, floorArgs: floorCommand.args };
+  return { variants, samples, pool, notQuiet, failures, floorArgs: floorCommand.args };
 }

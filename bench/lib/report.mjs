@@ -80,6 +80,11 @@ export function formatReport(meta, raw, summary) {
   out.push(
     `warm pool during the matrix: hits ${raw.latency.pool.hits}, misses ${raw.latency.pool.misses}, stale retries ${raw.latency.pool.staleRetries}; samples taken on a busy machine: ${raw.latency.notQuiet}`,
   );
+  if (raw.latency.failures.length > 0) {
+    out.push(
+      `failed samples (left out of the figures): ${raw.latency.failures.map((failure) => `${failure.variant} round ${failure.round + 1}: ${failure.message}`).join('; ')}`,
+    );
+  }
   const beforeWarm = summary.latency['readFile warm (baseline)'];
   const beforeCold = summary.latency['readFile cold (baseline)'];
   if (beforeWarm !== undefined && beforeCold !== undefined) {
