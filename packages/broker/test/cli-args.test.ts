@@ -364,3 +364,178 @@ describe('writeResultJson', () => {
     expect(Math.max(...parts.map((part) => part.length))).toBeLessThan(data.length);
   });
 });
+
+describe('human output of ls -l, stat, walk, mkdir and --json', () => {
+  // Local time, so the expected strings do not depend on the test machine's time zone.
+  const at = new Date(2026, 0, 2, 3, 4, 59).getTime();
+  const meta = (over: Partial<Record<string, unknown>> = {}) => ({
+    isDirectory: false,
+    isFile: true,
+    isSymlink: false,
+    size: 12,
+    createdAtMs: at,
+    modifiedAtMs: at,
+    ...over,
+  });
+
+  it('ls -l marks files, directories and symlinks, with the resolved path of a link', async () => {
+    const run = await runCli(['ls', '-l', 'd'], (method, params) => {
+      if (method === 'fs/readDirectory') {
+        return {
+          entries: [
+            { fileName: 'sub', isDirectory: true, isFile: false },
+            { fileName: 'link', isDirectory: true, isFile: false },
+            { fileName: 'a.txt', isDirectory: false, isFile: true },
+          ],
+        };
+      }
+      if (method === 'fs/getMetadata') {
+        if (params.path === 'file:///home/u/project/d/sub')
+          return meta({ isDirectory: true, isFile: false, size: 4096 });
+        if (params.path === 'file:///home/u/project/d/link')
+          return meta({ isDirectory: true, isFile: false, isSymlink: true, size: 4096 });
+        return meta();
+      }
+      if (method === 'fs/canonicalize') return { path: 'file:///home/u/project/d/sub' };
+      throw new Error(method);
+    });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe(
+      [
+        '-   12 2026-01-02 03:04 a.txt',
+        'l 4096 2026-01-02 03:04 link -> /home/u/project/d/sub',
+        'd 4096 2026-01-02 03:04 sub',
+        '',
+      ].join('\n'),
+    );
+    expect(run.recorded.calls.filter((call) => call.method === 'fs/canonicalize')).toHaveLength(1);
+  });
+
+  it('ls -l escapes names and targets, and shows ? when metadata or the target cannot be had', async () => {
+    const run = await runCli(['ls', '-l', '/d'], (method, params) => {
+      if (method === 'fs/readDirectory') {
+        return {
+          entries: [
+            { fileName: 'x\u001b[2J', isDirectory: false, isFile: true },
+            { fileName: 'gone', isDirectory: false, isFile: false },
+            { fileName: 'ln', isDirectory: false, isFile: true },
+          ],
+        };
+      }
+      if (method === 'fs/getMetadata' && params.path === 'file:///d/gone')
+        throw new FsError('not_found', 'no');
+      if (method === 'fs/getMetadata') return meta({ isSymlink: params.path === 'file:///d/ln' });
+      throw new FsError('permission_denied', 'denied');
+    });
+    expect(run.stdout).toBe(
+      [
+        '?  ? ?                gone',
+        'l 12 2026-01-02 03:04 ln -> ?',
+        '- 12 2026-01-02 03:04 x\\x1b[2J',
+        '',
+      ].join('\n'),
+    );
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('ls -l refuses a directory with more entries than it looks up one by one', async () => {
+    const entries = Array.from({ length: 1001 }, (_, i) => ({
+      fileName: `f${i}`,
+      isDirectory: false,
+      isFile: true,
+    }));
+    const run = await runCli(['ls', '-l', '/d'], () => ({ entries }));
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain('ls -l looks up at most 1000 entries');
+    expect(run.recorded.calls).toHaveLength(1);
+  });
+
+  it('stat prints kind, size, local times and symlink yes/no', async () => {
+    const run = await runCli(['stat', '/d/l'], () =>
+      meta({ isDirectory: true, isFile: false, isSymlink: true, createdAtMs: 0 }),
+    );
+    expect(run.stdout).toBe(
+      [
+        'path:     /d/l',
+        'kind:     directory',
+        'size:     12',
+        'modified: 2026-01-02 03:04',
+        'created:  unknown',
+        'symlink:  yes',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('--json prints the exact wire result on every human verb', async () => {
+    const wire = {
+      isDirectory: false,
+      isFile: true,
+      isSymlink: false,
+      size: 1,
+      createdAtMs: 5,
+      modifiedAtMs: 6,
+    };
+    expect(JSON.parse((await runCli(['stat', '--json', '/x'], () => wire)).stdout)).toEqual(wire);
+    const listing = { entries: [{ fileName: 'a', isDirectory: false, isFile: true }] };
+    expect(JSON.parse((await runCli(['ls', '-l', '--json', '/x'], () => listing)).stdout)).toEqual(listing);
+    const cat = await runCli(['cat', '--json', '/x'], () => ({ dataBase64: Buffer.from('hi') }));
+    expect(cat.stdout).toBe('{"dataBase64":"aGk="}\n');
+    for (const argv of [
+      ['rm', '--json', '/x'],
+      ['cp', '--json', '/x', '/y'],
+      ['write', '--json', '/x', 't'],
+      ['mkdir', '--json', '/x'],
+    ]) {
+      const run = await runCli(argv, () => ({}));
+      expect(run.stdout, argv.join(' ')).toBe('{}\n');
+    }
+    expect((await runCli(['rm', '/x'], () => ({}))).stdout).toBe('');
+  });
+
+  it('mkdir makes parents only with -p', async () => {
+    const plain = await runCli(['mkdir', 'a/b']);
+    expect(plain.recorded.calls[0]?.params).toEqual({
+      path: 'file:///home/u/project/a/b',
+      recursive: false,
+      sandbox: null,
+    });
+    const parents = await runCli(['mkdir', '-p', 'a/b']);
+    expect(parents.recorded.calls[0]?.params.recursive).toBe(true);
+  });
+
+  it('walk prints escaped relative paths, directories with /, and maps --max-depth to the wire', async () => {
+    const result = {
+      entries: [
+        { path: 'file:///home/u/project/t/b', kind: 'directory' },
+        { path: 'file:///home/u/project/t/z.txt', kind: 'file' },
+        { path: 'file:///home/u/project/t/b/c%1B%5D0%3Bx%07', kind: 'file' },
+      ],
+      errors: [{ path: 'file:///home/u/project/t/locked', message: 'Permission denied' }],
+      truncated: true,
+    };
+    const run = await runCli(['tree', '--max-depth', '2', 't'], () => result);
+    expect(run.recorded.calls[0]?.params.options).toEqual({
+      maxDepth: 1,
+      maxDirectories: 10_000,
+      maxEntries: 50_000,
+      followDirectorySymlinks: false,
+      pruneHiddenDirectories: false,
+    });
+    expect(run.stdout).toBe('b/\nb/c\\x1b]0;x\\x07\nz.txt\n');
+    expect(run.stderr).toContain('fs-sandbox: walk: /home/u/project/t/locked: Permission denied\n');
+    expect(run.stderr).toContain('cut short by a limit');
+    expect(run.exitCode).toBe(1);
+    expect((await runCli(['walk', '--max-depth', '0', 't'])).exitCode).toBe(2);
+    expect(
+      (await runCli(['walk', 't'], () => ({ entries: [], errors: [], truncated: false }))).recorded.calls[0]
+        ?.params.options,
+    ).toMatchObject({ maxDepth: 64 });
+  });
+
+  it('--version prints the package version', async () => {
+    const run = await runCli(['--version']);
+    expect(run.stdout).toMatch(/^\d+\.\d+\.\d+/);
+    expect(run.exitCode).toBe(0);
+  });
+});

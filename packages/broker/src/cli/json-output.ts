@@ -52,3 +52,8 @@ export function describeError(error: unknown): string {
 export function humanError(error: unknown): string {
   return `${escapeForTerminal(describeError(error))}\n`;
 }
+
+/** The `--json` flag of the human verbs: print the exact wire result instead of the human form. */
+export function addJsonOption<C extends { option(flags: string, description: string): C }>(command: C): C {
+  return command.option('--json', 'print the exact wire result as one JSON line (for machines)');
+}

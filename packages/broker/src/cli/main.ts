@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import packageJson from '../../package.json' with { type: 'json' };
 import { createBroker } from '../broker.js';
 import { registerCallCommand } from './call-command.js';
 import { registerCatCommand } from './cat-command.js';
@@ -8,16 +9,19 @@ import { registerDemoCommand } from './demo-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
 import { registerExplainCommand } from './explain-command.js';
 import { registerLsCommand } from './ls-command.js';
+import { registerMkdirCommand } from './mkdir-command.js';
 import { registerRmCommand } from './rm-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerStatCommand } from './stat-command.js';
 import { escapeLines } from './terminal-text.js';
+import { registerWalkCommand } from './walk-command.js';
 import { registerWriteCommand } from './write-command.js';
 
 /** The `fs-sandbox` program with every command registered; output and usage errors go through `deps.io`. */
 export function buildProgram(deps: CliDeps): Command {
   const program = new Command('fs-sandbox')
     .description('sandboxed file operations for AI coding agents (bubblewrap, Seatbelt, restricted token)')
+    .version(packageJson.version)
     .exitOverride()
     .configureOutput({
       writeOut: (text) => deps.io.stdout.write(text),
@@ -32,6 +36,8 @@ export function buildProgram(deps: CliDeps): Command {
   registerStatCommand(program, deps);
   registerRmCommand(program, deps);
   registerCpCommand(program, deps);
+  registerMkdirCommand(program, deps);
+  registerWalkCommand(program, deps);
   registerDoctorCommand(program, deps);
   registerExplainCommand(program, deps);
   registerDemoCommand(program, deps);

@@ -1,15 +1,16 @@
 import type { Command } from 'commander';
 import type { CliDeps } from './cli-io.js';
+import { addJsonOption, writeResultJson } from './json-output.js';
 import { runShortcut, type ShortcutFlags, shortcutCommand } from './shortcut.js';
 
 /** `fs-sandbox rm [-r] [-f] PATH`: like rm(1), recursion and force are opt-in for people. */
 export function registerRmCommand(program: Command, deps: CliDeps): void {
-  shortcutCommand(program, 'rm')
+  addJsonOption(shortcutCommand(program, 'rm'))
     .description('remove a file or directory (fs/remove)')
     .argument('<path>', 'native path')
     .option('-r, --recursive', 'remove directories and their contents')
     .option('-f, --force', 'a missing path is not an error')
-    .action((path: string, flags: ShortcutFlags & { recursive?: boolean; force?: boolean }) =>
+    .action((path: string, flags: ShortcutFlags & { json?: boolean; recursive?: boolean; force?: boolean }) =>
       runShortcut(deps, flags, async ({ broker, sandbox, uri, timeoutMs }) => {
         const params = {
           path: uri(path),
@@ -17,7 +18,8 @@ export function registerRmCommand(program: Command, deps: CliDeps): void {
           force: flags.force === true,
           sandbox,
         };
-        await broker.call('fs/remove', params, { timeoutMs });
+        const result = await broker.call('fs/remove', params, { timeoutMs });
+        if (flags.json) writeResultJson(deps.io.stdout, result);
       }),
     );
 }

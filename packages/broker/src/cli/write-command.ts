@@ -1,6 +1,7 @@
 import { LIMITS } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import type { CliDeps } from './cli-io.js';
+import { addJsonOption, writeResultJson } from './json-output.js';
 import { readBoundedStdinBytes } from './read-stdin.js';
 import { runShortcut, type ShortcutFlags, shortcutCommand } from './shortcut.js';
 
@@ -9,24 +10,26 @@ import { runShortcut, type ShortcutFlags, shortcutCommand } from './shortcut.js'
  * bounded like one JSON-RPC message, since the bytes travel base64-encoded in the params.
  */
 export function registerWriteCommand(program: Command, deps: CliDeps): void {
-  shortcutCommand(program, 'write')
+  addJsonOption(shortcutCommand(program, 'write'))
     .description('write a file from TEXT or stdin (fs/writeFile)')
     .argument('<path>', 'native path')
     .argument('[text]', 'content (default: read stdin)')
     .option('--create', 'fail if the file already exists')
-    .action((path: string, text: string | undefined, flags: ShortcutFlags & { create?: boolean }) =>
-      runShortcut(deps, flags, async ({ broker, sandbox, uri, timeoutMs }) => {
-        const data =
-          text === undefined
-            ? await readBoundedStdinBytes(deps.io.stdin, LIMITS.rpcMaxMessageBytes)
-            : Buffer.from(text, 'utf8');
-        const params = {
-          path: uri(path),
-          dataBase64: data.toString('base64'),
-          sandbox,
-          mode: flags.create ? ('create' as const) : ('overwrite' as const),
-        };
-        await broker.call('fs/writeFile', params, { timeoutMs });
-      }),
+    .action(
+      (path: string, text: string | undefined, flags: ShortcutFlags & { json?: boolean; create?: boolean }) =>
+        runShortcut(deps, flags, async ({ broker, sandbox, uri, timeoutMs }) => {
+          const data =
+            text === undefined
+              ? await readBoundedStdinBytes(deps.io.stdin, LIMITS.rpcMaxMessageBytes)
+              : Buffer.from(text, 'utf8');
+          const params = {
+            path: uri(path),
+            dataBase64: data.toString('base64'),
+            sandbox,
+            mode: flags.create ? ('create' as const) : ('overwrite' as const),
+          };
+          const result = await broker.call('fs/writeFile', params, { timeoutMs });
+          if (flags.json) writeResultJson(deps.io.stdout, result);
+        }),
     );
 }
