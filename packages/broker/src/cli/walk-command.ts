@@ -1,5 +1,5 @@
 import { relative, resolve, sep } from 'node:path';
-import { currentHostOs, LIMITS, pathUriToNative } from '@fs-sandbox/policy';
+import { currentHostOs, LIMITS, pathUriToNative, type ResultOf } from '@fs-sandbox/policy';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { addJsonOption, writeResultJson } from './json-output.js';
@@ -9,11 +9,11 @@ import { escapeForTerminal } from './terminal-text.js';
 /** The deepest `--max-depth`: the wire's maxDepth counts directories entered below PATH, so it is one less. */
 export const WALK_MAX_DEPTH = LIMITS.walkMaxDepth + 1;
 
-interface WalkResult {
-  entries: { path: string; kind: 'file' | 'directory' }[];
-  errors: { path: string; message: string }[];
-  truncated: boolean;
-}
+type WalkResult = ResultOf<'fs/walk'>;
+type EntryKind = WalkResult['entries'][number]['kind'];
+
+/** How a line ends: `/` for a directory, `@` for a link the walk listed without following (as `ls -F`). */
+const KIND_MARK: Record<EntryKind, string> = { directory: sep, symlink: '@', file: '' };
 
 function parseDepth(text: string): number {
   const depth = Number(text);
@@ -23,10 +23,9 @@ function parseDepth(text: string): number {
   return depth;
 }
 
-/** A path below the root for people: relative, `/`-separated as the host writes it, a directory with a trailing separator. */
-function relativeLine(root: string, uri: string, kind: 'file' | 'directory'): string {
-  const path = relative(root, pathUriToNative(uri, currentHostOs()));
-  return `${path}${kind === 'directory' ? sep : ''}`;
+/** A path below the root for people: relative, separated as the host writes it, marked by kind. */
+function relativeLine(root: string, uri: string, kind: EntryKind): string {
+  return `${relative(root, pathUriToNative(uri, currentHostOs()))}${KIND_MARK[kind]}`;
 }
 
 /** Sorted so each directory's contents follow it (the wire's order is breadth-first). */
@@ -41,7 +40,7 @@ function byPath(a: string, b: string): number {
   return left.length - right.length;
 }
 
-/** The human form of a walk: one escaped relative path per line, directories ending in `/`. */
+/** The human form of a walk: one escaped relative path per line, directories ending in `/`, links in `@`. */
 export function formatWalk(root: string, result: WalkResult): string {
   const lines = result.entries.map((entry) => relativeLine(root, entry.path, entry.kind)).sort(byPath);
   return lines.map((line) => `${escapeForTerminal(line)}\n`).join('');
@@ -56,7 +55,7 @@ export function registerWalkCommand(program: Command, deps: CliDeps): void {
   addJsonOption(shortcutCommand(program, 'walk'))
     .alias('tree')
     .description(
-      'list the tree below PATH, one relative path per line, directories ending in / (fs/walk; symlinks are not followed or listed; unreadable entries, dangling symlinks included, go to stderr with exit 1)',
+      'list the tree below PATH, one relative path per line, directories ending in /, symlinks (never followed) in @ (fs/walk; unreadable entries go to stderr with exit 1)',
     )
     .argument('[path]', 'native path', '.')
     .option(
