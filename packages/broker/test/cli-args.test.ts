@@ -1,12 +1,25 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { FsError } from '@fs-sandbox/policy';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { BrokerOptions, FsBroker } from '../src/broker.js';
 import { FS_METHODS } from '../src/broker-api.js';
 import type { CliDeps } from '../src/cli/cli-io.js';
 import { writeResultJson } from '../src/cli/json-output.js';
 import { buildProgram } from '../src/cli/main.js';
 import { formatCommand, shellQuote } from '../src/cli/shell-quote.js';
+
+/** Real directories: the shortcuts check that --cwd, --writable-root and --read-root exist. */
+const SCRATCH = mkdtempSync(join(tmpdir(), 'fs-sandbox-cli-args-'));
+const PROJECT = join(SCRATCH, 'project');
+const W = join(SCRATCH, 'w');
+const OUT = join(SCRATCH, 'out');
+for (const dir of [PROJECT, W, OUT]) mkdirSync(dir);
+writeFileSync(join(PROJECT, 'file.txt'), '');
+const u = (path: string) => `file://${path}`;
+afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
 
 interface Recorded {
   options: BrokerOptions[];
@@ -81,7 +94,7 @@ async function runCli(
       stderr,
       stdin: Readable.from([Buffer.from(stdinText)]),
       env: { PATH: '/usr/bin' },
-      cwd: '/home/u/project',
+      cwd: PROJECT,
     },
     createBroker: (options) => {
       recorded.options.push(options);
@@ -177,90 +190,204 @@ describe('fs-sandbox call', () => {
 
 describe('shortcut commands', () => {
   const ROOT_READ = { path: { type: 'special', value: { kind: 'root' } }, access: 'read' };
+  const MINIMAL_READ = { path: { type: 'special', value: { kind: 'minimal' } }, access: 'read' };
+  type Sent = { permissions: { file_system: { entries: unknown[] } }; cwd: string };
+  const sentSandbox = (run: Awaited<ReturnType<typeof runCli>>) =>
+    run.recorded.calls[0]?.params.sandbox as Sent;
 
-  it('builds a workspace-write context from the profile flags, with native paths as URIs', async () => {
+  it('is sandboxed by default: workspace-write on the cwd with the minimal reads, not the whole disk', async () => {
+    const run = await runCli(['rm', '-r', 'build']);
+    expect(run.recorded.calls[0]?.params).toEqual({
+      path: u(`${PROJECT}/build`),
+      recursive: true,
+      force: false,
+      sandbox: {
+        permissions: {
+          type: 'managed',
+          file_system: {
+            type: 'restricted',
+            entries: [MINIMAL_READ, { path: { type: 'path', path: u(PROJECT) }, access: 'write' }],
+          },
+          network: 'restricted',
+        },
+        cwd: u(PROJECT),
+        workspaceRoots: [u(PROJECT)],
+        windowsSandboxLevel: 'disabled',
+      },
+    });
+  });
+
+  it('builds a workspace-write context from the flags; operands and flag paths resolve against --cwd', async () => {
     const run = await runCli(
-      ['cat', '--profile', 'workspace-write', '--cwd', '/w', '--deny', 'secret', 'notes.txt'],
+      [
+        'cat',
+        '--profile',
+        'workspace-write',
+        '--cwd',
+        W,
+        '--deny',
+        'secret',
+        '--read-root',
+        OUT,
+        'notes.txt',
+      ],
       () => ({ dataBase64: Buffer.from('text') }),
     );
+    expect(run.stderr).toBe('');
     expect(run.stdout).toBe('text');
     expect(run.recorded.calls[0]).toEqual({
       method: 'fs/readFile',
       timeoutMs: undefined,
       params: {
-        path: 'file:///home/u/project/notes.txt',
+        path: u(`${W}/notes.txt`),
         sandbox: {
           permissions: {
             type: 'managed',
             file_system: {
               type: 'restricted',
               entries: [
-                ROOT_READ,
-                { path: { type: 'path', path: 'file:///w' }, access: 'write' },
-                { path: { type: 'path', path: 'file:///home/u/project/secret' }, access: 'deny' },
+                MINIMAL_READ,
+                { path: { type: 'path', path: u(W) }, access: 'write' },
+                { path: { type: 'path', path: u(`${W}/secret`) }, access: 'deny' },
+                { path: { type: 'path', path: u(OUT) }, access: 'read' },
               ],
             },
             network: 'restricted',
           },
-          cwd: 'file:///w',
-          workspaceRoots: ['file:///w'],
+          cwd: u(W),
+          workspaceRoots: [u(W)],
           windowsSandboxLevel: 'disabled',
         },
       },
     });
   });
 
-  it('read-only has no writable root; --writable-root implies workspace-write', async () => {
-    const readOnly = await runCli(['stat', '--profile', 'read-only', '/etc'], () => ({}));
-    const sandbox = readOnly.recorded.calls[0]?.params.sandbox as {
-      permissions: { file_system: { entries: unknown[] } };
-    };
-    expect(sandbox.permissions.file_system.entries).toEqual([ROOT_READ]);
+  it('a relative --cwd resolves against the current directory', async () => {
+    const run = await runCli(['stat', '--cwd', '../w', 'a']);
+    expect(run.recorded.calls[0]?.params.path).toBe(u(`${W}/a`));
+    expect(sentSandbox(run).cwd).toBe(u(W));
+  });
 
-    const implied = await runCli(['write', '--writable-root', '/out', '/out/a', 'hi']);
+  it('turns a --deny value with * ? [ { into a glob entry, left relative for the policy to join to the cwd', async () => {
+    const run = await runCli(['ls', '--deny', '*.env', '--deny', '/abs/**/id_*', '--deny', 'plain']);
+    expect(sentSandbox(run).permissions.file_system.entries).toEqual([
+      MINIMAL_READ,
+      { path: { type: 'path', path: u(PROJECT) }, access: 'write' },
+      { path: { type: 'path', path: u(`${PROJECT}/plain`) }, access: 'deny' },
+      { path: { type: 'glob_pattern', pattern: '*.env' }, access: 'deny' },
+      { path: { type: 'glob_pattern', pattern: '/abs/**/id_*' }, access: 'deny' },
+    ]);
+  });
+
+  it('read-only reads the whole disk and writes nothing; --writable-root implies workspace-write', async () => {
+    const readOnly = await runCli(['stat', '--profile', 'read-only', '/etc'], () => ({}));
+    expect(sentSandbox(readOnly).permissions.file_system.entries).toEqual([ROOT_READ]);
+
+    const implied = await runCli(['write', '--writable-root', OUT, `${OUT}/a`, 'hi']);
     const params = implied.recorded.calls[0]?.params as {
       dataBase64: string;
       mode: string;
-      sandbox: { permissions: { file_system: { entries: unknown[] } } };
+      sandbox: Sent;
     };
     expect(params.dataBase64).toBe(Buffer.from('hi').toString('base64'));
     expect(params.mode).toBe('overwrite');
-    expect(params.sandbox.permissions.file_system.entries[1]).toEqual({
-      path: { type: 'path', path: 'file:///out' },
-      access: 'write',
-    });
+    // The cwd stays readable next to another writable root.
+    expect(params.sandbox.permissions.file_system.entries).toEqual([
+      MINIMAL_READ,
+      { path: { type: 'path', path: u(PROJECT) }, access: 'read' },
+      { path: { type: 'path', path: u(OUT) }, access: 'write' },
+    ]);
   });
 
-  it('runs without a sandbox when no context flag is given', async () => {
-    const run = await runCli(['rm', '-r', 'build']);
+  it('runs without a sandbox with --no-sandbox, operands still under --cwd', async () => {
+    const run = await runCli(['rm', '--no-sandbox', '--cwd', W, '-r', 'build']);
+    expect(run.stderr).toBe('');
     expect(run.recorded.calls[0]?.params).toEqual({
-      path: 'file:///home/u/project/build',
+      path: u(`${W}/build`),
       recursive: true,
       force: false,
       sandbox: null,
     });
+    const both = await runCli(['rm', '--no-sandbox', '--deny', 'x', 'build']);
+    expect(both.stderr).toBe(
+      'fs-sandbox: --no-sandbox cannot be combined with the profile flags [invalid_params]\n',
+    );
   });
 
   it('accepts a full --sandbox JSON context', async () => {
     const context = { permissions: { type: 'disabled' }, windowsSandboxLevel: 'disabled' };
     const run = await runCli(['cp', '-r', '--sandbox', JSON.stringify(context), 'a', 'b']);
     expect(run.recorded.calls[0]?.params).toEqual({
-      sourcePath: 'file:///home/u/project/a',
-      destinationPath: 'file:///home/u/project/b',
+      sourcePath: u(`${PROJECT}/a`),
+      destinationPath: u(`${PROJECT}/b`),
       recursive: true,
       sandbox: context,
     });
   });
 
+  it('refuses a missing or non-directory --cwd, --writable-root and --read-root, naming the flag', async () => {
+    const cases = [
+      [['--cwd', '/nonexistent'], 'fs-sandbox: --cwd /nonexistent does not exist [invalid_params]\n'],
+      [
+        ['--writable-root', 'nope'],
+        `fs-sandbox: --writable-root ${PROJECT}/nope does not exist [invalid_params]\n`,
+      ],
+      [
+        ['--read-root', 'file.txt'],
+        `fs-sandbox: --read-root ${PROJECT}/file.txt is not a directory [invalid_params]\n`,
+      ],
+      [
+        ['--no-sandbox', '--cwd', '/nonexistent'],
+        'fs-sandbox: --cwd /nonexistent does not exist [invalid_params]\n',
+      ],
+    ] as const;
+    for (const [flags, message] of cases) {
+      const run = await runCli(['cat', ...flags, 'a']);
+      expect(run.stderr).toBe(message);
+      expect(run.exitCode).toBe(1);
+      expect(run.recorded.calls).toHaveLength(0);
+    }
+  });
+
   it('reports bad flag combinations as one line on stderr with exit 1', async () => {
-    const run = await runCli(['cat', '--deny', 'x', 'a']);
-    expect(run.stderr).toBe('fs-sandbox: --cwd and --deny need --profile [invalid_params]\n');
+    const run = await runCli(['cat', '--profile', 'read-only', '--writable-root', OUT, 'a']);
+    expect(run.stderr).toBe('fs-sandbox: --writable-root needs --profile workspace-write [invalid_params]\n');
     expect(run.exitCode).toBe(1);
     expect(run.recorded.calls).toHaveLength(0);
     const both = await runCli(['cat', '--profile', 'read-only', '--sandbox', '{}', 'a']);
     expect(both.stderr).toBe(
       'fs-sandbox: --sandbox cannot be combined with the profile flags [invalid_params]\n',
     );
+  });
+
+  it('write refuses an empty stdin unless --allow-empty, and passes --create and --expect-sha256', async () => {
+    const empty = await runCli(['write', 'a.txt']);
+    expect(empty.stderr).toBe(
+      'fs-sandbox: stdin is empty; pass --allow-empty to write an empty file, or give TEXT [invalid_params]\n',
+    );
+    expect(empty.exitCode).toBe(1);
+    expect(empty.recorded.calls).toHaveLength(0);
+    const allowed = await runCli(['write', '--allow-empty', 'a.txt']);
+    expect(allowed.recorded.calls[0]?.params.dataBase64).toBe('');
+    // An explicit empty TEXT is what was asked for.
+    expect((await runCli(['write', 'a.txt', ''])).recorded.calls).toHaveLength(1);
+    const hex = 'ab'.repeat(32);
+    const guarded = await runCli(['write', '--create', '--expect-sha256', hex, 'a.txt'], () => ({}), 'x');
+    expect(guarded.recorded.calls[0]?.params).toMatchObject({
+      dataBase64: Buffer.from('x').toString('base64'),
+      mode: 'create',
+      expectedSha256: hex,
+    });
+    expect((await runCli(['write', 'a.txt', 'x'])).recorded.calls[0]?.params).not.toHaveProperty(
+      'expectedSha256',
+    );
+  });
+
+  it('says in --help that read-only reads the whole disk', async () => {
+    const run = await runCli(['cat', '--help']);
+    expect(run.stdout.replace(/\s+/g, ' ')).toContain('read-only (reads the WHOLE disk');
+    expect(run.stdout).toContain('--no-sandbox');
+    expect(run.stdout).toContain('--read-root');
   });
 
   it('lists directories sorted with a / after directory names', async () => {

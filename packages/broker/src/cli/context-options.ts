@@ -1,6 +1,8 @@
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   currentHostOs,
+  type FileSystemEntry,
   FsError,
   type HostOs,
   isAbsoluteNative,
@@ -17,43 +19,89 @@ export interface ContextFlags {
   profile?: 'read-only' | 'workspace-write';
   cwd?: string;
   writableRoot: string[];
+  readRoot?: string[];
   deny: string[];
-  /** A full sandbox context as JSON (the wire form), instead of the flags above. */
-  sandbox?: string;
+  /** A full sandbox context as JSON (the wire form), or false for the shortcuts' `--no-sandbox`. */
+  sandbox?: string | false;
+}
+
+/** How the people-facing shortcuts differ from `explain`, which describes a context as written. */
+export interface ContextDefaults {
+  /**
+   * With no context flag at all: workspace-write on the cwd with the platform's minimal reads
+   * (instead of null, no sandbox). `--profile workspace-write` then also reads only the minimal
+   * roots, the cwd and the `--read-root`s instead of the whole disk.
+   */
+  sandboxByDefault?: boolean;
+  /** Check that `--cwd`, `--writable-root` and `--read-root` name existing directories (on this host). */
+  checkDirectories?: boolean;
 }
 
 /** Commander's accumulator for a repeatable option. */
 export const collect = (value: string, previous: string[]) => [...previous, value];
 
+/** A `--deny` value with one of these characters is a glob pattern, as in the policy's glob entries. */
+const GLOB_CHARACTERS = /[*?[{]/;
+
 export function addContextOptions(command: Command): Command {
   return command
-    .addOption(new Option('--profile <name>', 'sandbox profile').choices(['read-only', 'workspace-write']))
-    .option('--cwd <dir>', 'sandbox cwd and workspace root (default: the current directory)')
+    .addOption(
+      new Option(
+        '--profile <name>',
+        'sandbox profile: workspace-write (write the writable roots) or read-only (reads the WHOLE disk, writes nothing)',
+      ).choices(['read-only', 'workspace-write']),
+    )
+    .option(
+      '--cwd <dir>',
+      'sandbox cwd and workspace root; relative paths resolve against it (default: the current directory)',
+    )
     .option(
       '--writable-root <dir>',
       'writable root (repeatable; implies workspace-write; default: the cwd)',
       collect,
       [],
     )
-    .option('--deny <path>', 'deny all access to this path (repeatable)', collect, [])
+    .option('--read-root <dir>', 'also allow reading this directory (repeatable)', collect, [])
+    .option(
+      '--deny <path|glob>',
+      'deny all access to this path, or to what a glob matches (a value with * ? [ { is a glob; relative ones are under the cwd) (repeatable)',
+      collect,
+      [],
+    )
     .option('--sandbox <json>', 'a complete sandbox context in the wire format (instead of the flags above)');
+}
+
+/** The directory relative operands and flag paths resolve against: `--cwd`, else the process cwd. */
+export function baseDirectory(flags: Pick<ContextFlags, 'cwd'>, io: CliIo): string {
+  return flags.cwd === undefined ? io.cwd : resolve(io.cwd, flags.cwd);
 }
 
 /**
  * The wire-form sandbox context the flags describe, or null when none was asked for (the
  * operation then runs without a sandbox, as with `"sandbox": null` on the wire). Native paths are
- * resolved against the caller's cwd and turned into file URIs.
+ * resolved against `--cwd` (itself against the caller's cwd) and turned into file URIs.
  */
 export function contextFromFlags(
   flags: ContextFlags,
   io: CliIo,
   os: HostOs = currentHostOs(),
+  defaults: ContextDefaults = {},
 ): SandboxContextInput | null {
+  const readRoots = flags.readRoot ?? [];
   const usesFlags =
     flags.profile !== undefined ||
     flags.cwd !== undefined ||
     flags.writableRoot.length > 0 ||
+    readRoots.length > 0 ||
     flags.deny.length > 0;
+  if (flags.sandbox === false) {
+    // --cwd still says where relative paths are; the rest describe a sandbox.
+    if (usesFlags && !(flags.cwd !== undefined && usesOnlyCwd(flags)))
+      throw new FsError('invalid_params', '--no-sandbox cannot be combined with the profile flags');
+    if (defaults.checkDirectories && flags.cwd !== undefined)
+      checkDirectory('--cwd', absolute(flags.cwd, io.cwd, os));
+    return null;
+  }
   if (flags.sandbox !== undefined) {
     if (usesFlags) throw new FsError('invalid_params', '--sandbox cannot be combined with the profile flags');
     // Parsed here for an early, flag-named error; the broker parses what it is sent.
@@ -61,27 +109,85 @@ export function contextFromFlags(
     parseSandboxContext(raw);
     return raw as SandboxContextInput | null;
   }
-  if (!usesFlags) return null;
-  const profileName = flags.profile ?? (flags.writableRoot.length > 0 ? 'workspace-write' : undefined);
-  if (profileName === undefined) throw new FsError('invalid_params', '--cwd and --deny need --profile');
+  if (!usesFlags && !defaults.sandboxByDefault) return null;
+  const profileName =
+    flags.profile ??
+    (flags.writableRoot.length > 0 || defaults.sandboxByDefault ? 'workspace-write' : undefined);
+  if (profileName === undefined)
+    throw new FsError('invalid_params', '--cwd, --read-root and --deny need --profile');
   if (profileName === 'read-only' && flags.writableRoot.length > 0) {
     throw new FsError('invalid_params', '--writable-root needs --profile workspace-write');
   }
   // Paths already absolute for the target OS are kept as written (explain for another platform).
-  const uri = (path: string) =>
-    nativeToPathUri(isAbsoluteNative(os, path) ? path : resolve(io.cwd, path), os);
-  const cwd = uri(flags.cwd ?? io.cwd);
-  const deny = flags.deny.map(uri);
+  const base = flags.cwd === undefined ? io.cwd : absolute(flags.cwd, io.cwd, os);
+  const native = (path: string) => absolute(path, base, os);
+  if (defaults.checkDirectories) {
+    checkDirectory('--cwd', base);
+    for (const root of flags.writableRoot) checkDirectory('--writable-root', native(root));
+    for (const root of readRoots) checkDirectory('--read-root', native(root));
+  }
+  const uri = (path: string) => nativeToPathUri(native(path), os);
+  const cwd = nativeToPathUri(base, os);
   // Read-only is full-disk read with no writable root; the deny entries narrow either profile.
   const writableRoots =
     profileName === 'read-only' ? [] : flags.writableRoot.length > 0 ? flags.writableRoot.map(uri) : [cwd];
-  const permissions = workspaceWriteProfile({ writableRoots, deny });
+  const reads: FileSystemEntry[] = readRoots.map((root) => ({
+    path: { type: 'path', path: uri(root) },
+    access: 'read',
+  }));
+  const denies: FileSystemEntry[] = flags.deny
+    .filter((value) => GLOB_CHARACTERS.test(value))
+    .map((pattern) => ({ path: { type: 'glob_pattern', pattern }, access: 'deny' }));
+  const profile = workspaceWriteProfile({
+    writableRoots,
+    deny: flags.deny.filter((value) => !GLOB_CHARACTERS.test(value)).map(uri),
+  });
+  let entries = [...profile.file_system.entries, ...reads, ...denies];
+  if (profileName === 'workspace-write' && defaults.sandboxByDefault) {
+    // Not the whole disk: the platform's minimal roots (what a program needs to start), the cwd
+    // (read through its write entry or, with other writable roots, a read entry) and --read-root.
+    const minimal: FileSystemEntry = {
+      path: { type: 'special', value: { kind: 'minimal' } },
+      access: 'read',
+    };
+    const cwdRead: FileSystemEntry[] = writableRoots.includes(cwd)
+      ? []
+      : [{ path: { type: 'path', path: cwd }, access: 'read' }];
+    entries = [minimal, ...cwdRead, ...entries.filter((entry) => !isRootRead(entry))];
+  }
   return {
-    permissions,
+    permissions: { ...profile, file_system: { ...profile.file_system, entries } },
     cwd,
     workspaceRoots: [cwd],
     windowsSandboxLevel: os === 'windows' ? 'restricted-token' : 'disabled',
   } satisfies SandboxContextInput;
+}
+
+function usesOnlyCwd(flags: ContextFlags): boolean {
+  return (
+    flags.profile === undefined &&
+    flags.writableRoot.length === 0 &&
+    (flags.readRoot ?? []).length === 0 &&
+    flags.deny.length === 0
+  );
+}
+
+function absolute(path: string, base: string, os: HostOs): string {
+  return isAbsoluteNative(os, path) ? path : resolve(base, path);
+}
+
+function isRootRead(entry: FileSystemEntry): boolean {
+  return entry.path.type === 'special' && entry.path.value.kind === 'root' && entry.access === 'read';
+}
+
+function checkDirectory(flag: string, path: string): void {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch {
+    throw new FsError('invalid_params', `${flag} ${path} does not exist`);
+  }
+  if (!isDirectory) throw new FsError('invalid_params', `${flag} ${path} is not a directory`);
 }
 
 function parseJsonFlag(text: string): unknown {

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { FsBroker } from '../broker.js';
 import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
-import { addContextOptions, type ContextFlags, contextFromFlags } from './context-options.js';
+import { addContextOptions, baseDirectory, type ContextFlags, contextFromFlags } from './context-options.js';
 import { humanError } from './json-output.js';
 
 export type ShortcutFlags = ContextFlags & BrokerFlags;
@@ -17,9 +17,18 @@ export interface ShortcutRun {
   timeoutMs: number | undefined;
 }
 
-/** Adds the context and broker flags that every people-facing shortcut shares. */
+/**
+ * Adds the context and broker flags that every people-facing shortcut shares. A shortcut is
+ * sandboxed by default (workspace-write on the cwd, the platform's minimal reads); `--no-sandbox`
+ * runs it in-process.
+ */
 export function shortcutCommand(program: Command, name: string): Command {
-  return addBrokerOptions(addContextOptions(program.command(name)));
+  return addBrokerOptions(
+    addContextOptions(program.command(name)).option(
+      '--no-sandbox',
+      'run without a sandbox, in-process (default: workspace-write on the cwd, minimal reads)',
+    ),
+  );
 }
 
 /**
@@ -34,11 +43,13 @@ export async function runShortcut(
   const os = currentHostOs();
   const broker = deps.createBroker(brokerOptionsFrom(flags, deps.io));
   try {
-    const sandbox = contextFromFlags(flags, deps.io, os);
+    const sandbox = contextFromFlags(flags, deps.io, os, { sandboxByDefault: true, checkDirectories: true });
+    // Operands resolve against --cwd, like the flag paths and the sandbox's own cwd.
+    const base = baseDirectory(flags, deps.io);
     await body({
       broker,
       sandbox,
-      uri: (path) => nativeToPathUri(resolve(deps.io.cwd, path), os),
+      uri: (path) => nativeToPathUri(resolve(base, path), os),
       timeoutMs: flags.timeout,
     });
   } catch (error) {
