@@ -126,7 +126,7 @@ describe('flags and operands mean what they look like', () => {
   it('relative operands follow --cwd, not the directory the CLI was started in', async () => {
     const cat = await cli(['cat', '--cwd', ws, 'notes.txt']);
     expect(cat.stdout).toBe('notes\n');
-    const stat = await cli(['stat', '--cwd', ws, 'notes.txt']);
+    const stat = await cli(['stat', '--json', '--cwd', ws, 'notes.txt']);
     expect(JSON.parse(stat.stdout)).toMatchObject({ isFile: true });
     await mkdir(join(ws, 'sub'));
     expect((await cli(['write', '--cwd', join(ws, 'sub'), 'rel.txt', 'r'])).code).toBe(0);

@@ -92,11 +92,11 @@ describe('human output of the CLI (real sandbox)', () => {
     const run = await cli(['walk', tree]);
     expect(run.code, run.stderr).toBe(0);
     expect(hasRawControl(run.stdout)).toBe(false);
-    // The symlink is neither followed nor listed.
+    // The symlink is listed (marked @), never followed.
     expect(run.stdout).toBe(
-      ['a.txt', 'dirclear\\x1b[2J/', 'sub/', 'sub/deep/', 'sub/deep/clear\\x1b[2J', ''].join('\n'),
+      ['a.txt', 'dirclear\\x1b[2J/', 'link@', 'sub/', 'sub/deep/', 'sub/deep/clear\\x1b[2J', ''].join('\n'),
     );
     const shallow = await cli(['tree', '--max-depth', '1', tree]);
-    expect(shallow.stdout).toBe(['a.txt', 'dirclear\\x1b[2J/', 'sub/', ''].join('\n'));
+    expect(shallow.stdout).toBe(['a.txt', 'dirclear\\x1b[2J/', 'link@', 'sub/', ''].join('\n'));
   });
 });

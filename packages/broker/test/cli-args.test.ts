@@ -517,20 +517,20 @@ describe('human output of ls -l, stat, walk, mkdir and --json', () => {
         };
       }
       if (method === 'fs/getMetadata') {
-        if (params.path === 'file:///home/u/project/d/sub')
+        if (params.path === `${u(PROJECT)}/d/sub`)
           return meta({ isDirectory: true, isFile: false, size: 4096 });
-        if (params.path === 'file:///home/u/project/d/link')
+        if (params.path === `${u(PROJECT)}/d/link`)
           return meta({ isDirectory: true, isFile: false, isSymlink: true, size: 4096 });
         return meta();
       }
-      if (method === 'fs/canonicalize') return { path: 'file:///home/u/project/d/sub' };
+      if (method === 'fs/canonicalize') return { path: `${u(PROJECT)}/d/sub` };
       throw new Error(method);
     });
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe(
       [
         '-   12 2026-01-02 03:04 a.txt',
-        'l 4096 2026-01-02 03:04 link -> /home/u/project/d/sub',
+        `l 4096 2026-01-02 03:04 link -> ${PROJECT}/d/sub`,
         'd 4096 2026-01-02 03:04 sub',
         '',
       ].join('\n'),
@@ -622,11 +622,7 @@ describe('human output of ls -l, stat, walk, mkdir and --json', () => {
 
   it('mkdir makes parents only with -p', async () => {
     const plain = await runCli(['mkdir', 'a/b']);
-    expect(plain.recorded.calls[0]?.params).toEqual({
-      path: 'file:///home/u/project/a/b',
-      recursive: false,
-      sandbox: null,
-    });
+    expect(plain.recorded.calls[0]?.params).toMatchObject({ path: `${u(PROJECT)}/a/b`, recursive: false });
     const parents = await runCli(['mkdir', '-p', 'a/b']);
     expect(parents.recorded.calls[0]?.params.recursive).toBe(true);
   });
@@ -634,11 +630,11 @@ describe('human output of ls -l, stat, walk, mkdir and --json', () => {
   it('walk prints escaped relative paths, directories with /, and maps --max-depth to the wire', async () => {
     const result = {
       entries: [
-        { path: 'file:///home/u/project/t/b', kind: 'directory' },
-        { path: 'file:///home/u/project/t/z.txt', kind: 'file' },
-        { path: 'file:///home/u/project/t/b/c%1B%5D0%3Bx%07', kind: 'file' },
+        { path: `${u(PROJECT)}/t/b`, kind: 'directory' },
+        { path: `${u(PROJECT)}/t/z.txt`, kind: 'file' },
+        { path: `${u(PROJECT)}/t/b/c%1B%5D0%3Bx%07`, kind: 'file' },
       ],
-      errors: [{ path: 'file:///home/u/project/t/locked', message: 'Permission denied' }],
+      errors: [{ path: `${u(PROJECT)}/t/locked`, message: 'Permission denied' }],
       truncated: true,
     };
     const run = await runCli(['tree', '--max-depth', '2', 't'], () => result);
@@ -650,7 +646,7 @@ describe('human output of ls -l, stat, walk, mkdir and --json', () => {
       pruneHiddenDirectories: false,
     });
     expect(run.stdout).toBe('b/\nb/c\\x1b]0;x\\x07\nz.txt\n');
-    expect(run.stderr).toContain('fs-sandbox: walk: /home/u/project/t/locked: Permission denied\n');
+    expect(run.stderr).toContain(`fs-sandbox: walk: ${PROJECT}/t/locked: Permission denied\n`);
     expect(run.stderr).toContain('cut short by a limit');
     expect(run.exitCode).toBe(1);
     expect((await runCli(['walk', '--max-depth', '0', 't'])).exitCode).toBe(2);
