@@ -155,14 +155,15 @@ describe('helper program (node dist/helper.cjs)', () => {
     );
   });
 
-  it('writes inline base64 (the Codex form) atomically with mode 0600', async () => {
+  it('writes inline base64 (the Codex form) atomically, a new file 0666 under the umask', async () => {
     const dir = fresh('write-inline');
     await succeed('fs/writeFile', {
       path: uri(join(dir, 'f')),
       dataBase64: Buffer.from('inline').toString('base64'),
     });
     expect(readFileSync(join(dir, 'f'), 'utf8')).toBe('inline');
-    expect(statSync(join(dir, 'f')).mode & 0o777).toBe(0o600);
+    // The helper program inherits this process's umask.
+    expect(statSync(join(dir, 'f')).mode & 0o7777).toBe(0o666 & ~process.umask());
     expect(readdirSync(dir)).toEqual(['f']);
   });
 

@@ -14,6 +14,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { writeFileOperation } from '../src/ops/write-file.js';
 import { runRequest } from '../src/run-request.js';
 import {
   expectKind,
@@ -38,13 +39,130 @@ function sha256(text: string): string {
 }
 
 describe('fs/writeFile', () => {
-  it('creates a new file with mode 0600 and the exact bytes', async () => {
+  it('creates a new file with the exact bytes', async () => {
     const dir = tempDir();
     const path = join(dir, 'new.txt');
     await ok('fs/writeFile', { path: uri(path), dataBase64: b64('hello') });
     expect(readFileSync(path, 'utf8')).toBe('hello');
-    if (isPosix) expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(tempLeftovers(dir)).toEqual([]);
+  });
+
+  describe.skipIf(!isPosix)('mode of a new file (POSIX only)', () => {
+    /** Runs `body` with the process umask set to `mask`, then restores it. */
+    async function withUmask<T>(mask: number, body: () => Promise<T>): Promise<T> {
+      const previous = process.umask(mask);
+      try {
+        return await body();
+      } finally {
+        process.umask(previous);
+      }
+    }
+
+    it.each([
+      [0o022, 0o644],
+      [0o077, 0o600],
+      [0o002, 0o664],
+      [0o000, 0o666],
+    ])('is 0666 under the umask (umask %o gives %o)', async (mask, expected) => {
+      const dir = tempDir();
+      const path = join(dir, 'new.txt');
+      await withUmask(mask, () => ok('fs/writeFile', { path: uri(path), dataBase64: b64('x') }));
+      expect(statSync(path).mode & 0o7777).toBe(expected);
+    });
+
+    it("is the umask's in create mode too", async () => {
+      const dir = tempDir();
+      const path = join(dir, 'new.txt');
+      await withUmask(0o022, () =>
+        ok('fs/writeFile', { path: uri(path), dataBase64: b64('x'), mode: 'create' }),
+      );
+      expect(statSync(path).mode & 0o7777).toBe(0o644);
+    });
+
+    it('a replaced file keeps its own mode whatever the umask', async () => {
+      const dir = tempDir();
+      const path = join(dir, 'f');
+      writeFileSync(path, 'old');
+      chmodSync(path, 0o640);
+      await withUmask(0o077, () => ok('fs/writeFile', { path: uri(path), dataBase64: b64('new') }));
+      expect(statSync(path).mode & 0o7777).toBe(0o640);
+    });
+
+    it.each([
+      ['0600', 0o600],
+      ['600', 0o600],
+      ['0755', 0o755],
+      ['0777', 0o777],
+      ['0000', 0o000],
+    ])('permissions %s is the exact mode of a new file, umask or not', async (permissions, expected) => {
+      const dir = tempDir();
+      const path = join(dir, 'new');
+      await withUmask(0o077, () =>
+        ok('fs/writeFile', { path: uri(path), dataBase64: b64('x'), permissions }),
+      );
+      expect(statSync(path).mode & 0o7777).toBe(expected);
+      expect(tempLeftovers(dir)).toEqual([]);
+    });
+
+    it('permissions also sets the mode of the file it replaces', async () => {
+      const dir = tempDir();
+      const path = join(dir, 'f');
+      writeFileSync(path, 'old');
+      chmodSync(path, 0o644);
+      await ok('fs/writeFile', { path: uri(path), dataBase64: b64('secret'), permissions: '0600' });
+      expect(readFileSync(path, 'utf8')).toBe('secret');
+      expect(statSync(path).mode & 0o7777).toBe(0o600);
+    });
+
+    it('permissions null is the default', async () => {
+      const dir = tempDir();
+      const path = join(dir, 'new');
+      await withUmask(0o022, () =>
+        ok('fs/writeFile', { path: uri(path), dataBase64: b64('x'), permissions: null }),
+      );
+      expect(statSync(path).mode & 0o7777).toBe(0o644);
+    });
+  });
+
+  it.each(['04755', '1777', '0o644', '0888', '64', '00644', ' 644', '', '-644', 420, true])(
+    'refuses permissions %j with invalid_params before touching the disk',
+    async (permissions) => {
+      const dir = tempDir();
+      const path = join(dir, 'f');
+      const error = await fails('fs/writeFile', { path: uri(path), dataBase64: b64('x'), permissions });
+      expectKind(error, 'invalid_params', -32602);
+      // A wrong type gets the serde-style "invalid type" text, which names no field.
+      if (typeof permissions === 'string') expect(error.message).toContain('permissions');
+      expect(readdirSync(dir)).toEqual([]);
+    },
+  );
+
+  it("the helper's own parse refuses what the schema refuses", () => {
+    const base = { path: join(tempDir(), 'f'), dataBase64: Buffer.from('x'), mode: 'overwrite' };
+    const os = process.platform === 'win32' ? 'windows' : process.platform === 'darwin' ? 'macos' : 'linux';
+    expect(writeFileOperation.parse({ ...base, permissions: '0640' }, os).permissions).toBe('0640');
+    expect(writeFileOperation.parse(base, os).permissions).toBeUndefined();
+    for (const permissions of ['4755', '0o644', 420]) {
+      expect(() => writeFileOperation.parse({ ...base, permissions }, os)).toThrow(
+        expect.objectContaining({ kind: 'invalid_params' }),
+      );
+    }
+  });
+
+  it('refuses bad permissions without touching an existing file', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'f');
+    writeFileSync(path, 'old');
+    if (isPosix) chmodSync(path, 0o644);
+    const error = await fails('fs/writeFile', {
+      path: uri(path),
+      dataBase64: b64('new'),
+      permissions: '4755',
+    });
+    expectKind(error, 'invalid_params', -32602);
+    expect(readFileSync(path, 'utf8')).toBe('old');
+    if (isPosix) expect(statSync(path).mode & 0o7777).toBe(0o644);
+    expect(readdirSync(dir)).toEqual(['f']);
   });
 
   it.skipIf(!isPosix)('keeps the mode of the file it replaces (POSIX only)', async () => {

@@ -193,6 +193,14 @@ describe('parseParams', () => {
       'unsupported path URI scheme `http`',
     );
   });
+  it('accepts writeFile permissions as three octal digits and refuses special bits', () => {
+    const base = { path: 'file:///w/a', dataBase64: '' };
+    expect(parseParams('fs/writeFile', { ...base, permissions: '0600' }).permissions).toBe('0600');
+    expect(parseParams('fs/writeFile', { ...base, permissions: '755' }).permissions).toBe('755');
+    for (const permissions of ['4755', '01777', '0o644', '0888', '64', 420]) {
+      expect(() => parseParams('fs/writeFile', { ...base, permissions })).toThrow();
+    }
+  });
   it('refuses non-object params', () => {
     expect(failure(() => parseParams('fs/readFile', null)).message).toBe(
       'invalid type: null, expected a map',
@@ -384,7 +392,7 @@ describe('unknown keys in params', () => {
     expect(
       failure(() => parseParams('fs/writeFile', { ...VALID_PARAMS['fs/writeFile'], x: 1 })).message,
     ).toBe(
-      'unknown field `x` in fs/writeFile params, expected one of `path`, `dataBase64`, `sandbox`, `mode`, `expectedSha256`',
+      'unknown field `x` in fs/writeFile params, expected one of `path`, `dataBase64`, `sandbox`, `mode`, `expectedSha256`, `permissions`',
     );
   });
   it.each([

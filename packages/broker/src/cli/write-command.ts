@@ -5,11 +5,13 @@ import { addJsonOption, writeResultJson } from './json-output.js';
 import { readBoundedStdinBytes } from './read-stdin.js';
 import { runShortcut, type ShortcutFlags, shortcutCommand } from './shortcut.js';
 
+/** `--mode` is the file's permission bits (the `permissions` param), not the write mode. */
 interface WriteFlags extends ShortcutFlags {
   json?: boolean;
   create?: boolean;
   allowEmpty?: boolean;
   expectSha256?: string;
+  mode?: string;
 }
 
 /**
@@ -25,6 +27,7 @@ export function registerWriteCommand(program: Command, deps: CliDeps): void {
     .option('--create', 'fail (file_already_exists) if the file already exists')
     .option('--expect-sha256 <hex>', 'fail unless the file currently has this SHA-256 (expectedSha256)')
     .option('--allow-empty', 'allow writing an empty file from an empty stdin')
+    .option('--mode <octal>', 'permission bits, e.g. 0600 (default: new file 0666 under the umask)')
     .action((path: string, text: string | undefined, flags: WriteFlags) =>
       runShortcut(deps, flags, async ({ broker, sandbox, uri, timeoutMs }) => {
         const data =
@@ -43,6 +46,7 @@ export function registerWriteCommand(program: Command, deps: CliDeps): void {
           sandbox,
           mode: flags.create ? ('create' as const) : ('overwrite' as const),
           ...(flags.expectSha256 === undefined ? {} : { expectedSha256: flags.expectSha256 }),
+          ...(flags.mode === undefined ? {} : { permissions: flags.mode }),
         };
         const result = await broker.call('fs/writeFile', params, { timeoutMs });
         if (flags.json) writeResultJson(deps.io.stdout, result);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { WriteMode } from '@fs-sandbox/policy';
 import { FsError, fsPathArg, type HostOs, type PathGuard } from '@fs-sandbox/policy/core';
 import { atomicWrite } from '../atomic-write.js';
@@ -16,13 +17,45 @@ export interface WriteFileOptions {
   mode?: WriteMode;
   /** Lower-case or upper-case hex SHA-256 the current content must have. */
   expectedSha256?: string;
+  /** Permission bits of the result, new file or replacement (the `permissions` extension). */
+  permissions?: number;
 }
 
-const NEW_FILE_MODE = 0o600;
+/** What open(2) with 0666 gives a new file, as editors and the Codex reference do. */
+const NEW_FILE_BITS = 0o666;
 // setuid/setgid are not carried over to new content: the kernel clears them on any write to the
 // old file too, and keeping them would bless bytes nobody reviewed with elevated rights.
 const KEPT_MODE_BITS = 0o1777;
 const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
+/** Same as the schema: three octal digits, optionally after a 0; no setuid, setgid or sticky bit. */
+const PERMISSIONS_OCTAL = /^0?[0-7]{3}$/;
+
+/**
+ * The mode a new file gets: 0666 under the process umask. The helper's umask is the broker's
+ * (bwrap passes it through), which is the umask of whoever started the broker.
+ */
+export function newFileMode(): number {
+  return NEW_FILE_BITS & ~currentUmask();
+}
+
+const UMASK_LINE = /^Umask:\s*([0-7]+)$/m;
+
+/**
+ * Linux reports the umask in /proc/self/status (since 4.7) without changing it. process.umask()
+ * with no argument sets the mask to 0 and back, and a file the thread pool creates meanwhile
+ * would get 0666/0777; it is the fallback where /proc does not say.
+ */
+function currentUmask(): number {
+  if (process.platform === 'linux') {
+    try {
+      const found = UMASK_LINE.exec(readFileSync('/proc/self/status', 'latin1'));
+      if (found?.[1] !== undefined) return Number.parseInt(found[1], 8);
+    } catch {
+      // No /proc in this mount namespace: fall through.
+    }
+  }
+  return process.umask();
+}
 
 function hashMismatch(path: string, detail: string): FsError {
   return new FsError('hash_mismatch', `expectedSha256 does not match ${displayPath(path)}: ${detail}`);
@@ -31,7 +64,8 @@ function hashMismatch(path: string, detail: string): FsError {
 /**
  * Writes `data` to `path` atomically (see atomic-write.ts), through the opened parent directory and
  * after the guard has checked the name's physical location. The target keeps its mode; a new file
- * gets 0600. Nothing is created when the parent directory is missing.
+ * gets 0666 under the umask; `permissions`, when given, is the mode of either. Nothing is created
+ * when the parent directory is missing.
  */
 export async function writeFileAt(path: string, data: Uint8Array, options: WriteFileOptions): Promise<void> {
   const createOnly = options.mode === 'create';
@@ -43,7 +77,9 @@ export async function writeFileAt(path: string, data: Uint8Array, options: Write
         options.expectedSha256 === undefined
           ? undefined
           : await checkExpectedHash(target, options.expectedSha256);
-      const mode = target.existing === null ? NEW_FILE_MODE : Number(target.existing.mode) & KEPT_MODE_BITS;
+      const mode =
+        options.permissions ??
+        (target.existing === null ? newFileMode() : Number(target.existing.mode) & KEPT_MODE_BITS);
       await atomicWrite(target, {
         os: options.os,
         createOnly,
@@ -88,14 +124,21 @@ export const writeFileOperation: Operation<'fs/writeFile'> = {
     dataBase64: requiredBytes(raw, 'dataBase64'),
     mode: requiredChoice(raw, 'mode', ['overwrite', 'create']),
     expectedSha256: optionalMatch(raw, 'expectedSha256', SHA256_HEX, '64 hexadecimal digits'),
+    permissions: optionalMatch(
+      raw,
+      'permissions',
+      PERMISSIONS_OCTAL,
+      'an octal mode such as "0644" (no setuid, setgid or sticky bit)',
+    ),
   }),
-  async run({ path, dataBase64, mode, expectedSha256 }, context) {
+  async run({ path, dataBase64, mode, expectedSha256, permissions }, context) {
     await writeFileAt(path, dataBase64, {
       os: context.os,
       sandboxed: context.sandboxed,
       guard: context.guard,
       mode,
       ...(expectedSha256 == null ? {} : { expectedSha256 }),
+      ...(permissions == null ? {} : { permissions: Number.parseInt(permissions, 8) }),
     });
     return { response: {} };
   },

@@ -36,6 +36,16 @@ export const writeFileParamsSchema = z.strictObject({
     .transform((mode) => mode ?? 'overwrite'),
   /** Extension: the write happens only if the current content hashes to this (`hash_mismatch`). */
   expectedSha256: sha256HexSchema.nullish(),
+  /**
+   * Extension: the file's permission bits as octal (`"0600"`), for a new file and for the one it
+   * replaces. Default: a new file gets 0666 under the umask, a replaced file keeps its mode.
+   */
+  permissions: z
+    .string()
+    .regex(/^0?[0-7]{3}$/, {
+      message: 'permissions must be three octal digits such as "0644" (no setuid, setgid or sticky bit)',
+    })
+    .nullish(),
 });
 
 export const createDirectoryParamsSchema = z.strictObject({
