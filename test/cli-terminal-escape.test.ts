@@ -113,7 +113,7 @@ describe('names in human output (real CLI)', () => {
 
   it('explain quotes such paths so the command is safe to show and exact to paste', async () => {
     const root = join(dir, DIRECTORY);
-    const run = await runCli(['explain', '--profile', 'workspace-write', '--cwd', root], {
+    const run = await runCli(['explain', '--raw', '--profile', 'workspace-write', '--cwd', root], {
       user: 'root',
       env: env(),
     });
@@ -131,6 +131,14 @@ describe('names in human output (real CLI)', () => {
     expect(argv[0]).toMatch(/bwrap$/);
     expect(argv).toContain(root);
     expect(argv[argv.indexOf('--chdir') + 1]).toBe(root);
+    // The summary in words names the same root, escaped.
+    const summary = await runCli(['explain', '--profile', 'workspace-write', '--cwd', root], {
+      user: 'root',
+      env: env(),
+    });
+    expect(summary.code, summary.stderr).toBe(0);
+    expectNoRawControls(summary);
+    expect(summary.stdout).toContain(`  write        ${dir}/dir\\x1b[31m\n`);
   });
 
   it('the demo prints its workspace escaped (it lives under TMPDIR, which may hold anything)', async () => {

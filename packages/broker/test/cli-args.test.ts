@@ -2,11 +2,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { FsError } from '@fs-sandbox/policy';
+import { FsError, type SandboxPlan } from '@fs-sandbox/policy';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BrokerOptions, FsBroker } from '../src/broker.js';
 import { FS_METHODS } from '../src/broker-api.js';
 import type { CliDeps } from '../src/cli/cli-io.js';
+import { EXPLAIN_SEPARATOR, summarizeSandbox } from '../src/cli/explain-command.js';
 import { writeResultJson } from '../src/cli/json-output.js';
 import { buildProgram } from '../src/cli/main.js';
 import { formatCommand, shellQuote } from '../src/cli/shell-quote.js';
@@ -408,10 +409,72 @@ describe('shortcut commands', () => {
 
 describe('explain output', () => {
   it('prints the launch as a shell command that quotes exactly', async () => {
-    const run = await runCli(['explain', '--profile', 'read-only']);
+    const run = await runCli(['explain', '--raw', '--profile', 'read-only']);
     expect(run.stdout).toBe(
       '# backend: bwrap (linux)\n/usr/bin/bwrap \\\n  --tmpfs / \\\n  -- /usr/bin/node h.cjs\n',
     );
+  });
+
+  it('says what the context allows in words before the exact command', async () => {
+    const run = await runCli(['explain', '--profile', 'read-only']);
+    expect(run.stdout).toBe(
+      [
+        'The helper runs under bwrap (linux) and may:',
+        '  read         the whole disk (read-only), except what is denied below',
+        '  write        nothing',
+        '  not access   no denied paths',
+        '  network      none (the helper runs in its own empty network namespace)',
+        '  environment  none',
+        '',
+        EXPLAIN_SEPARATOR,
+        '# backend: bwrap (linux)',
+        '/usr/bin/bwrap \\',
+        '  --tmpfs / \\',
+        '  -- /usr/bin/node h.cjs',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('names writable roots, protected names, denied paths and globs, and the environment', () => {
+    const plan: SandboxPlan = {
+      os: 'linux',
+      fullDiskRead: false,
+      readableRoots: ['/usr', '/w'],
+      writableRoots: [
+        { root: '/w', readOnlySubpaths: ['/w/docs'], protectedNames: ['.git', '.agents', '.codex'] },
+      ],
+      deniedPaths: ['/w/secret'],
+      unshownDeniedPaths: ['/elsewhere'],
+      denyGlobs: ['/w/**/*.pem'],
+      cwd: '/w',
+    };
+    const lines = summarizeSandbox(plan, {
+      backend: 'bwrap',
+      sandboxProgram: 'bwrap',
+      sandboxArgs: [],
+      runtime: 'node',
+      runtimeArgs: [],
+      helper: 'h.cjs',
+      helperArgs: [],
+      mountPoints: [],
+      boundRoots: [],
+      env: { PATH: '/bin', LANG: 'C' },
+    });
+    expect(lines).toEqual([
+      'The helper runs under bwrap (linux) and may:',
+      '  read         /usr',
+      '               /w',
+      '  write        /w',
+      '                 read-only inside: /w/docs',
+      '                 protected (never written directly under it): .git, .agents, .codex',
+      '  not access   /w/secret',
+      '               /elsewhere (granted by no name; masked where a link shows it)',
+      '  nor match    /w/**/*.pem',
+      '  network      none (the helper runs in its own empty network namespace)',
+      '  environment  LANG, PATH',
+      '  cwd          /w',
+    ]);
   });
 
   it('quotes shell metacharacters', () => {
@@ -433,7 +496,7 @@ describe('explain output', () => {
       },
       cwd: 'file:///Users/me/w',
     };
-    const run = await runCli(['explain', '--platform', 'macos', JSON.stringify(context)]);
+    const run = await runCli(['explain', '--raw', '--platform', 'macos', JSON.stringify(context)]);
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(/^# backend: seatbelt \(macos\)\n# assumed: runtime paths are assumed/);
     // The profile's newlines are quoted as escapes in the command; the profile itself follows in full.
@@ -463,6 +526,7 @@ describe('explain output', () => {
     );
     const unrestricted = await runCli([
       'explain',
+      '--raw',
       '--platform',
       'windows',
       '--profile',

@@ -1,52 +1,115 @@
-import { currentHostOs, type HostOs, parseSandboxContext } from '@fs-sandbox/policy';
+import { currentHostOs, type HostOs, parseSandboxContext, type SandboxPlan } from '@fs-sandbox/policy';
 import { type Command, Option } from 'commander';
+import type { LaunchSpec } from '../backends/backend.js';
 import { launchCommand } from '../backends/launch-command.js';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { addContextOptions, type ContextFlags, contextFromFlags } from './context-options.js';
 import { explainForPlatform } from './explain-foreign.js';
 import { humanError } from './json-output.js';
 import { formatCommand } from './shell-quote.js';
-import { escapeLines, terminalSafeJson } from './terminal-text.js';
+import { escapeForTerminal, escapeLines, terminalSafeJson } from './terminal-text.js';
+
+/** The line between the summary and the exact command; `--raw` prints only what follows it. */
+export const EXPLAIN_SEPARATOR = '---- exact command (--raw prints only this part) ----';
 
 /**
- * `fs-sandbox explain`: the exact platform command a sandbox context produces. On this host it is
- * the argv the runner would spawn (same plan, same host facts); for another platform it is that
- * platform's pure builder, with the runtime locations it cannot see stated as assumptions.
+ * `fs-sandbox explain`: what a sandbox context lets the helper do, in words, then the exact
+ * platform command it produces. On this host it is the argv the runner would spawn (same plan, same
+ * host facts); for another platform it is that platform's pure builder, with the runtime locations
+ * it cannot see stated as assumptions. `--raw` prints the command part alone.
  */
 export function registerExplainCommand(program: Command, deps: CliDeps): void {
   addContextOptions(program.command('explain'))
-    .description('print the exact sandbox command a context produces')
+    .description('say what a context allows, then print the exact sandbox command it produces')
     .argument('[context]', 'sandbox context as JSON (wire form); or use the profile flags')
     .addOption(new Option('--platform <os>', 'target platform').choices(['linux', 'macos', 'windows']))
-    .action(async (contextJson: string | undefined, flags: ContextFlags & { platform?: HostOs }) => {
-      const host = currentHostOs();
-      const platform = flags.platform ?? host;
-      const broker = deps.createBroker({ env: deps.io.env });
-      try {
-        const sandbox = contextFromFlags(
-          contextJson === undefined ? flags : { ...flags, sandbox: contextJson },
-          deps.io,
-          platform,
-        );
-        const { launch, assumptions } =
-          platform === host
-            ? { ...(await broker.prepareSandbox(sandbox)), assumptions: [] }
-            : await explainForPlatform(parseSandboxContext(sandbox), platform, deps.io.env);
-        const notes = assumptions.map((note) => `# assumed: ${note}\n`).join('');
-        const command = launchCommand(launch);
-        deps.io.stdout.write(
-          `# backend: ${launch.backend} (${platform})\n${notes}${formatCommand(command.file, command.args)}\n`,
-        );
-        for (const [name, value] of Object.entries(launch.details ?? {})) {
-          deps.io.stdout.write(
-            `# ${name}:\n${typeof value === 'string' ? escapeLines(value) : terminalSafeJson(JSON.stringify(value, null, 2))}\n`,
+    .option('--raw', 'print only the exact command (and the backend details), no summary')
+    .action(
+      async (contextJson: string | undefined, flags: ContextFlags & { platform?: HostOs; raw?: boolean }) => {
+        const host = currentHostOs();
+        const platform = flags.platform ?? host;
+        const broker = deps.createBroker({ env: deps.io.env });
+        try {
+          const sandbox = contextFromFlags(
+            contextJson === undefined ? flags : { ...flags, sandbox: contextJson },
+            deps.io,
+            platform,
           );
+          const { plan, launch, assumptions } =
+            platform === host
+              ? { ...(await broker.prepareSandbox(sandbox)), assumptions: [] }
+              : await explainForPlatform(parseSandboxContext(sandbox), platform, deps.io.env);
+          if (!flags.raw)
+            deps.io.stdout.write(`${summarizeSandbox(plan, launch).join('\n')}\n\n${EXPLAIN_SEPARATOR}\n`);
+          const notes = assumptions.map((note) => `# assumed: ${note}\n`).join('');
+          const command = launchCommand(launch);
+          deps.io.stdout.write(
+            `# backend: ${launch.backend} (${platform})\n${notes}${formatCommand(command.file, command.args)}\n`,
+          );
+          for (const [name, value] of Object.entries(launch.details ?? {})) {
+            deps.io.stdout.write(
+              `# ${name}:\n${typeof value === 'string' ? escapeLines(value) : terminalSafeJson(JSON.stringify(value, null, 2))}\n`,
+            );
+          }
+        } catch (error) {
+          deps.io.stderr.write(humanError(error));
+          deps.setExitCode(EXIT.failed);
+        } finally {
+          await broker.close();
         }
-      } catch (error) {
-        deps.io.stderr.write(humanError(error));
-        deps.setExitCode(EXIT.failed);
-      } finally {
-        await broker.close();
-      }
-    });
+      },
+    );
+}
+
+const NETWORK: Record<LaunchSpec['backend'], string> = {
+  bwrap: 'none (the helper runs in its own empty network namespace)',
+  seatbelt: 'none (the profile denies network*)',
+  'restricted-token': 'not blocked by the token (the helper opens no sockets)',
+};
+
+/**
+ * The plan in words, one fact a line, paths escaped for the terminal: what the helper may read and
+ * write, what is denied and protected, its network and the environment variables it is given.
+ */
+export function summarizeSandbox(plan: SandboxPlan, launch: LaunchSpec): string[] {
+  const label = (name: string) => `  ${name.padEnd(13)}`;
+  const indent = ' '.repeat(15);
+  const list = (name: string, items: readonly string[], none: string): string[] =>
+    items.length === 0
+      ? [`${label(name)}${none}`]
+      : items.map((item, index) => `${index === 0 ? label(name) : indent}${escapeForTerminal(item)}`);
+  const lines = [`The helper runs under ${launch.backend} (${plan.os}) and may:`];
+  lines.push(
+    ...(plan.fullDiskRead || (plan.readableRoots.length === 1 && plan.readableRoots[0] === '/')
+      ? [`${label('read')}the whole disk (read-only), except what is denied below`]
+      : list('read', plan.readableRoots, 'nothing')),
+  );
+  if (plan.writableRoots.length === 0) lines.push(`${label('write')}nothing`);
+  for (const [index, root] of plan.writableRoots.entries()) {
+    lines.push(`${index === 0 ? label('write') : indent}${escapeForTerminal(root.root)}`);
+    if (root.readOnlySubpaths.length > 0) {
+      lines.push(`${indent}  read-only inside: ${root.readOnlySubpaths.map(escapeForTerminal).join(', ')}`);
+    }
+    if (root.protectedNames.length > 0) {
+      lines.push(`${indent}  protected (never written directly under it): ${root.protectedNames.join(', ')}`);
+    }
+  }
+  const denied = [
+    ...plan.deniedPaths,
+    ...(plan.unshownDeniedPaths ?? []).map(
+      (path) => `${path} (granted by no name; masked where a link shows it)`,
+    ),
+  ];
+  lines.push(...list('not access', denied, 'no denied paths'));
+  if (plan.denyGlobs.length > 0) lines.push(...list('nor match', plan.denyGlobs, ''));
+  if ((launch.denyGlobMatches ?? []).length > 0) {
+    lines.push(...list('  masked now', launch.denyGlobMatches ?? [], ''));
+  }
+  lines.push(`${label('network')}${NETWORK[launch.backend]}`);
+  const names = Object.keys(launch.env).sort();
+  lines.push(
+    `${label('environment')}${names.length === 0 ? 'none' : names.map(escapeForTerminal).join(', ')}`,
+  );
+  if (plan.cwd !== null) lines.push(`${label('cwd')}${escapeForTerminal(plan.cwd)}`);
+  return lines;
 }
