@@ -153,9 +153,16 @@ describe('fs-sandbox call', () => {
     expect(JSON.parse(bad.stdout).error.data.errorKind).toBe('invalid_request');
     expect(bad.exitCode).toBe(1);
     const unknown = await runCli(['call', 'fs/frobnicate', '{}']);
-    expect(JSON.parse(unknown.stdout).error.message).toBe(
-      `unknown method \`fs/frobnicate\`; one of ${FS_METHODS.join(', ')}`,
-    );
+    // The code `serve` answers for an unknown method (-32601), not -32600; the kind stays.
+    expect(JSON.parse(unknown.stdout)).toEqual({
+      error: {
+        code: -32601,
+        message: `unknown method \`fs/frobnicate\`; one of ${FS_METHODS.join(', ')}`,
+        data: { errorKind: 'invalid_request' },
+      },
+    });
+    expect(JSON.parse(bad.stdout).error.code).toBe(-32600);
+    expect(unknown.exitCode).toBe(1);
     expect(bad.recorded.calls).toHaveLength(0);
     expect(unknown.recorded.calls).toHaveLength(0);
   });

@@ -1,4 +1,4 @@
-import { FsError, LIMITS } from '@fs-sandbox/policy';
+import { FsError, LIMITS, RPC_CODES, type WireError } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import { FS_METHODS, isFsMethod } from '../broker-api.js';
 import {
@@ -8,7 +8,7 @@ import {
   brokerOptionsFrom,
 } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
-import { writeErrorJson, writeResultJson } from './json-output.js';
+import { writeErrorJson, writeResultJson, writeWireErrorJson } from './json-output.js';
 import { readBoundedStdin } from './read-stdin.js';
 
 /**
@@ -27,7 +27,10 @@ export function registerCallCommand(program: Command, deps: CliDeps): void {
     const broker = deps.createBroker(brokerOptionsFrom(flags, deps.io));
     try {
       if (!isFsMethod(method)) {
-        throw new FsError('invalid_request', `unknown method \`${method}\`; one of ${FS_METHODS.join(', ')}`);
+        // The server's answer to an unknown method: -32601, which no error kind maps to.
+        writeWireErrorJson(deps.io.stdout, unknownMethod(method));
+        deps.setExitCode(EXIT.failed);
+        return;
       }
       const text =
         paramsText === '-' ? await readBoundedStdin(deps.io.stdin, LIMITS.rpcMaxMessageBytes) : paramsText;
@@ -42,6 +45,15 @@ export function registerCallCommand(program: Command, deps: CliDeps): void {
       await broker.close();
     }
   });
+}
+
+/** -32601 with kind `invalid_request`, as `serve` answers it, naming the methods there are. */
+function unknownMethod(method: string): WireError {
+  return {
+    code: RPC_CODES.methodNotFound,
+    message: `unknown method \`${method}\`; one of ${FS_METHODS.join(', ')}`,
+    data: { errorKind: 'invalid_request' },
+  };
 }
 
 function parseParamsJson(text: string): unknown {

@@ -1,4 +1,4 @@
-import { toWireError } from '@fs-sandbox/policy';
+import { toWireError, type WireError } from '@fs-sandbox/policy';
 import { escapeForTerminal, terminalSafeJson } from './terminal-text.js';
 
 /** Bytes per base64 slice; a multiple of 3 so no slice is padded in the middle of the output. */
@@ -36,7 +36,12 @@ function writeBase64String(out: NodeJS.WritableStream, bytes: Uint8Array): void 
 
 /** The `call` command's error form: `{"error":{"code","message","data":{"errorKind"}}}`. */
 export function writeErrorJson(out: NodeJS.WritableStream, error: unknown): void {
-  out.write(`${terminalSafeJson(JSON.stringify({ error: toWireError(error) }))}\n`);
+  writeWireErrorJson(out, toWireError(error));
+}
+
+/** The same form for an error object already in wire shape (e.g. -32601, which no kind maps to). */
+export function writeWireErrorJson(out: NodeJS.WritableStream, error: WireError): void {
+  out.write(`${terminalSafeJson(JSON.stringify({ error }))}\n`);
 }
 
 /**
