@@ -8,7 +8,7 @@ import type { BrokerOptions, FsBroker } from '../src/broker.js';
 import { FS_METHODS } from '../src/broker-api.js';
 import type { CliDeps } from '../src/cli/cli-io.js';
 import { EXPLAIN_SEPARATOR, summarizeSandbox } from '../src/cli/explain-command.js';
-import { writeResultJson } from '../src/cli/json-output.js';
+import { cliWording, writeResultJson } from '../src/cli/json-output.js';
 import { buildProgram } from '../src/cli/main.js';
 import { formatCommand, shellQuote } from '../src/cli/shell-quote.js';
 
@@ -731,5 +731,47 @@ describe('human output of ls -l, stat, walk, mkdir and --json', () => {
     const run = await runCli(['--version']);
     expect(run.stdout).toMatch(/^\d+\.\d+\.\d+/);
     expect(run.exitCode).toBe(0);
+
+describe('errors in the CLI words', () => {
+  it('turns the helper advice `pass recursive: true` into -r for rm and cp, keeping the kind', async () => {
+    const rm = await runCli(['rm', 'build'], () => {
+      throw new FsError(
+        'is_directory',
+        'Directory not empty: /w/build (pass recursive: true to remove it with its contents)',
+      );
+    });
+    expect(rm.exitCode).toBe(1);
+    expect(rm.stderr).toBe(
+      'fs-sandbox: Directory not empty: /w/build (use rm -r to remove it with its contents) [is_directory]\n',
+    );
+    const cp = await runCli(['cp', 'a', 'b'], () => {
+      throw new FsError('invalid_request', 'fs/copy requires recursive: true when sourcePath is a directory');
+    });
+    expect(cp.stderr).toBe('fs-sandbox: the source is a directory; use cp -r to copy it [invalid_request]\n');
+  });
+
+  it('call keeps the wire error exact on stdout and says on stderr to write a file: URI', async () => {
+    const run = await runCli(['call', 'fs/getMetadata', '{"path":"notes.txt","sandbox":null}'], () => {
+      throw new FsError('invalid_params', 'invalid URI: relative URL without a base', { field: 'path' });
+    });
+    expect(run.exitCode).toBe(1);
+    expect(JSON.parse(run.stdout)).toEqual({
+      error: {
+        code: -32602,
+        message: 'invalid URI: relative URL without a base',
+        data: { field: 'path', errorKind: 'invalid_params' },
+      },
+    });
+    expect(run.stderr).toBe(
+      'fs-sandbox: `path`: invalid URI: relative URL without a base; write it as a file: URI, e.g. file:///abs/path [invalid_params]\n',
+    );
+  });
+
+  it('leaves every other message as the wire wrote it, and call silent on stderr', async () => {
+    expect(cliWording('No such file or directory: /w/x')).toBe('No such file or directory: /w/x');
+    const run = await runCli(['call', 'fs/getMetadata', '{"path":"file:///x","sandbox":null}'], () => {
+      throw new FsError('not_found', 'No such file or directory: /x');
+    });
+    expect(run.stderr).toBe('');
   });
 });

@@ -1,4 +1,4 @@
-import { FsError, LIMITS, RPC_CODES, type WireError } from '@fs-sandbox/policy';
+import { FsError, LIMITS, RPC_CODES, toWireError, type WireError } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import { FS_METHODS, isFsMethod } from '../broker-api.js';
 import {
@@ -8,7 +8,7 @@ import {
   brokerOptionsFrom,
 } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
-import { writeErrorJson, writeResultJson, writeWireErrorJson } from './json-output.js';
+import { callErrorHint, writeResultJson, writeWireErrorJson } from './json-output.js';
 import { readBoundedStdin } from './read-stdin.js';
 
 /**
@@ -39,7 +39,10 @@ export function registerCallCommand(program: Command, deps: CliDeps): void {
       });
       writeResultJson(deps.io.stdout, result);
     } catch (error) {
-      writeErrorJson(deps.io.stdout, error);
+      const wire = toWireError(error);
+      writeWireErrorJson(deps.io.stdout, wire);
+      const hint = callErrorHint(wire);
+      if (hint !== null) deps.io.stderr.write(hint);
       deps.setExitCode(EXIT.failed);
     } finally {
       await broker.close();

@@ -45,12 +45,54 @@ export function writeWireErrorJson(out: NodeJS.WritableStream, error: WireError)
 }
 
 /**
- * `fs-sandbox: <message> [<kind>]`, the same message and kind `call` prints as JSON. Raw: messages
- * name paths, so print it through an escaper.
+ * Wire wording that is advice about a wire field, in the words of the CLI flag that does the same.
+ * Each text names its operation (only `rm` sends fs/remove, only `cp` fs/copy), so the advice fits
+ * whichever command printed it. The wire message itself never changes; only this rendering does.
+ */
+const CLI_WORDING: readonly { wire: RegExp; cli: (match: RegExpExecArray) => string }[] = [
+  {
+    wire: /\(pass recursive: true to remove it with its contents\)$/,
+    cli: () => '(use rm -r to remove it with its contents)',
+  },
+  {
+    wire: /^fs\/copy requires recursive: true when sourcePath is a directory$/,
+    cli: () => 'the source is a directory; use cp -r to copy it',
+  },
+  {
+    wire: /^invalid URI: relative URL without a base$/,
+    cli: (match) => `${match[0]}; write it as a file: URI, e.g. file:///abs/path`,
+  },
+];
+
+/** The wire message in CLI words where it is advice about a flag; otherwise unchanged. */
+export function cliWording(message: string): string {
+  for (const { wire, cli } of CLI_WORDING) {
+    const match = wire.exec(message);
+    if (match)
+      return `${message.slice(0, match.index)}${cli(match)}${message.slice(match.index + match[0].length)}`;
+  }
+  return message;
+}
+
+/**
+ * `fs-sandbox: <message> [<kind>]`, the message `call` prints as JSON (in CLI words where it gives
+ * advice about a flag, see cliWording) and the same kind. Raw: messages name paths, so print it
+ * through an escaper.
  */
 export function describeError(error: unknown): string {
   const { message, data } = toWireError(error);
-  return `fs-sandbox: ${message} [${data.errorKind}]`;
+  return `fs-sandbox: ${cliWording(message)} [${data.errorKind}]`;
+}
+
+/**
+ * For `call`, whose stdout is the exact wire error: the human line on stderr when the CLI words
+ * add something (null otherwise), safe for a terminal.
+ */
+export function callErrorHint(error: WireError): string | null {
+  const words = cliWording(error.message);
+  if (words === error.message) return null;
+  const field = typeof error.data.field === 'string' ? `\`${error.data.field}\`: ` : '';
+  return `${escapeForTerminal(`fs-sandbox: ${field}${words} [${error.data.errorKind}]`)}\n`;
 }
 
 /** The one-line human message a command prints on stderr for a failure, safe for a terminal. */
