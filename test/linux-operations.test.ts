@@ -198,6 +198,9 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     const doctor = await runCli(['doctor'], { user, env: cliEnv(fixture, { FS_SANDBOX_BWRAP: fake }) });
     expect(doctor.code).toBe(1);
     expect(doctor.stdout).toMatch(/^user namespaces\s+FAIL\s+bwrap: No permissions/m);
+    // The failure names its remedy, and the report fits 100 columns.
+    expect(doctor.stdout).toMatch(/^\s+fix: /m);
+    for (const line of doctor.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(100);
   });
 
   it('doctor says sandboxed operations work (exit 0)', async () => {

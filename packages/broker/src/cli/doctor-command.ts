@@ -1,4 +1,4 @@
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
@@ -23,7 +23,14 @@ interface Check {
   name: string;
   status: Status;
   detail: string;
+  /** For a failure: what to run or set to fix it, printed on a `fix:` line under the row. */
+  remedy?: string;
 }
+
+export const INSTALL_BWRAP =
+  'apt-get install -y bubblewrap (Debian/Ubuntu; dnf install bubblewrap on Fedora)';
+export const BWRAP_OVERRIDE_REMEDY =
+  'or point FS_SANDBOX_BWRAP=/path/to/bwrap at a bwrap outside every writable root';
 
 /**
  * `fs-sandbox doctor`: can this machine run sandboxed file operations? Every row is a real check
@@ -43,21 +50,68 @@ export function registerDoctorCommand(program: Command, deps: CliDeps): void {
         ...(await backendChecks(os, deps)),
       ];
       checks.push(...(await sandboxedOperationChecks(os, deps)));
-      deps.io.stdout.write(
-        `${formatTable(
-          ['check', 'status', 'detail'],
-          checks.map((check) => [check.name, check.status, check.detail]),
-        )}\n`,
-      );
+      deps.io.stdout.write(`${formatChecks(checks)}\n`);
       if (checks.some((check) => check.status === 'FAIL')) deps.setExitCode(EXIT.failed);
     });
+}
+
+/** The report: one row a check, a failure's remedy on a `fix:` row under it; fits 100 columns. */
+export function formatChecks(checks: readonly Check[]): string {
+  return formatTable(
+    ['check', 'status', 'detail'],
+    checks.flatMap((check) => [
+      [check.name, check.status, check.detail],
+      ...(check.status === 'FAIL' && check.remedy !== undefined ? [['', '', `fix: ${check.remedy}`]] : []),
+    ]),
+  );
+}
+
+/** Reads one sysctl under /proc/sys (null when the kernel has no such knob). */
+export type ReadSysctl = (name: string) => Promise<string | null>;
+
+const readSysctl: ReadSysctl = async (name) => {
+  try {
+    return (await readFile(`/proc/sys/${name.replaceAll('.', '/')}`, 'utf8')).trim();
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * What to change when bwrap cannot create a user namespace: the kernel knob that forbids it on this
+ * machine (Debian's `unprivileged_userns_clone`, Ubuntu's AppArmor restriction, a zero
+ * `max_user_namespaces`), or, when none does, the container that does.
+ */
+export async function namespaceRemedy(read: ReadSysctl = readSysctl): Promise<string> {
+  const fixes: string[] = [];
+  if ((await read('kernel.unprivileged_userns_clone')) === '0') {
+    fixes.push('sysctl -w kernel.unprivileged_userns_clone=1');
+  }
+  if ((await read('kernel.apparmor_restrict_unprivileged_userns')) === '1') {
+    fixes.push('sysctl -w kernel.apparmor_restrict_unprivileged_userns=0');
+  }
+  if ((await read('user.max_user_namespaces')) === '0')
+    fixes.push('sysctl -w user.max_user_namespaces=15000');
+  if (fixes.length > 0) {
+    return `${fixes.join(' and ')} (as root; persist it in /etc/sysctl.d/), ${BWRAP_OVERRIDE_REMEDY}`;
+  }
+  return (
+    'no kernel knob forbids user namespaces here, so a container or seccomp policy does: allow them ' +
+    '(e.g. docker run --security-opt seccomp=unconfined, or --privileged), or use a setuid bwrap via ' +
+    'FS_SANDBOX_BWRAP=/path/to/bwrap'
+  );
 }
 
 async function helperBundleCheck(deps: CliDeps): Promise<Check> {
   try {
     return { name: 'helper bundle', status: 'ok', detail: await realpath(helperBundlePath(deps.io.env)) };
   } catch (error) {
-    return { name: 'helper bundle', status: 'FAIL', detail: describeError(error) };
+    return {
+      name: 'helper bundle',
+      status: 'FAIL',
+      detail: describeError(error),
+      remedy: 'pnpm install && pnpm run build (the helper bundle is built, not checked in)',
+    };
   }
 }
 
@@ -67,7 +121,14 @@ async function backendChecks(os: HostOs, deps: CliDeps): Promise<Check[]> {
   try {
     bwrap = await locateBwrap(deps.io.env);
   } catch (error) {
-    return [{ name: 'backend', status: 'FAIL', detail: describeError(error) }];
+    return [
+      {
+        name: 'backend',
+        status: 'FAIL',
+        detail: describeError(error),
+        remedy: `${INSTALL_BWRAP}, ${BWRAP_OVERRIDE_REMEDY}`,
+      },
+    ];
   }
   const probe = await probeBwrap(bwrap, await realpath(process.execPath));
   return [
@@ -76,6 +137,7 @@ async function backendChecks(os: HostOs, deps: CliDeps): Promise<Check[]> {
       name: 'user namespaces',
       status: probe.namespaces.usable ? 'ok' : 'FAIL',
       detail: probe.namespaces.detail,
+      ...(probe.namespaces.usable ? {} : { remedy: await namespaceRemedy() }),
     },
   ];
 }
@@ -122,7 +184,17 @@ async function sandboxedOperationChecks(os: HostOs, deps: CliDeps): Promise<Chec
       },
     ];
   } catch (error) {
-    return [{ name, status: 'FAIL', detail: describeError(error) }];
+    return [
+      {
+        name,
+        status: 'FAIL',
+        detail: describeError(error),
+        remedy:
+          os === 'linux'
+            ? `fix the failing rows above first; ${INSTALL_BWRAP}, ${BWRAP_OVERRIDE_REMEDY}`
+            : 'fix the failing rows above first',
+      },
+    ];
   } finally {
     await broker.close();
     await rm(workspace, { recursive: true, force: true });
