@@ -731,6 +731,8 @@ describe('human output of ls -l, stat, walk, mkdir and --json', () => {
     const run = await runCli(['--version']);
     expect(run.stdout).toMatch(/^\d+\.\d+\.\d+/);
     expect(run.exitCode).toBe(0);
+  });
+});
 
 describe('errors in the CLI words', () => {
   it('turns the helper advice `pass recursive: true` into -r for rm and cp, keeping the kind', async () => {
