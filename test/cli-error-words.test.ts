@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 describe('CLI error words (real helper, sandboxed)', () => {
-  it('rm and cp of a directory without -r say to use -r and keep the kind', async () => {
+  it('rm and cp of a directory without -r say to use -r, mkdir without -p says -p, and keep the kind', async () => {
     const flags = ['--profile', 'workspace-write', '--cwd', dir];
     const removed = await runCli(['rm', ...flags, join(dir, 'tree')], { user: 'root', env: env() });
     expect(removed.code).toBe(1);
@@ -35,6 +35,11 @@ describe('CLI error words (real helper, sandboxed)', () => {
     expect(copied.code).toBe(1);
     expect(copied.stderr).toBe(
       'fs-sandbox: the source is a directory; use cp -r to copy it [invalid_request]\n',
+    );
+    const made = await runCli(['mkdir', ...flags, join(dir, 'a', 'b')], { user: 'root', env: env() });
+    expect(made.code).toBe(1);
+    expect(made.stderr).toBe(
+      `fs-sandbox: No such file or directory: ${dir}/a (the parent of ${dir}/a/b does not exist; use mkdir -p to create it) [not_found]\n`,
     );
   });
 

@@ -46,13 +46,18 @@ export function writeWireErrorJson(out: NodeJS.WritableStream, error: WireError)
 
 /**
  * Wire wording that is advice about a wire field, in the words of the CLI flag that does the same.
- * Each text names its operation (only `rm` sends fs/remove, only `cp` fs/copy), so the advice fits
+ * Each text names its operation (only `rm` sends fs/remove, only `cp` fs/copy, only `mkdir`
+ * fs/createDirectory), so the advice fits
  * whichever command printed it. The wire message itself never changes; only this rendering does.
  */
 const CLI_WORDING: readonly { wire: RegExp; cli: (match: RegExpExecArray) => string }[] = [
   {
     wire: /\(pass recursive: true to remove it with its contents\)$/,
     cli: () => '(use rm -r to remove it with its contents)',
+  },
+  {
+    wire: /; pass recursive: true to create it\)$/,
+    cli: () => '; use mkdir -p to create it)',
   },
   {
     wire: /^fs\/copy requires recursive: true when sourcePath is a directory$/,
