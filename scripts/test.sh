@@ -4,7 +4,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 rm -f test-results.json
+# setup.sh has just built everything: the suites run on that build rather than building again.
+# A log that is not a terminal (CI) gets no colour codes.
+[ -t 1 ] || export NO_COLOR=1 FORCE_COLOR=0
+# Where setup.sh promises `fs-sandbox` on PATH (a writable link directory), a test holds it to that.
+link_dir="${FS_SANDBOX_LINK_DIR:-/usr/local/bin}"
+if [ -d "$link_dir" ] && [ -w "$link_dir" ]; then export FS_SANDBOX_SETUP_LINKED=1; fi
 status=0
-if command -v pnpm >/dev/null 2>&1; then pnpm test || status=$?; else npx -y pnpm@10.34.8 test || status=$?; fi
+if command -v pnpm >/dev/null 2>&1; then pnpm run test:built || status=$?; else npx -y pnpm@10.34.8 run test:built || status=$?; fi
 node scripts/test-summary.mjs test-results.json
 exit "$status"

@@ -29,6 +29,8 @@ export interface CliOptions {
   timeoutMs?: number;
   /** Descriptors the CLI inherits without close-on-exec, each opened read-only on a path. */
   descriptors?: Readonly<Record<number, string>>;
+  /** The directory the CLI starts in, as a person's shell would be (default: the repository). */
+  cwd?: string;
 }
 
 /** The command line that starts the CLI as `user` (setpriv drops to nobody with no groups). */
@@ -71,7 +73,11 @@ export function runCli(args: readonly string[], options: CliOptions): Promise<Cl
   const command = options.descriptors ? withInheritedDescriptors(plain, options.descriptors) : plain;
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(command.file, command.args, { cwd: REPO, env: options.env, stdio: 'pipe' });
+    const child = spawn(command.file, command.args, {
+      cwd: options.cwd ?? REPO,
+      env: options.env,
+      stdio: 'pipe',
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {

@@ -143,7 +143,10 @@ export function contextFromFlags(
     deny: flags.deny.filter((value) => !GLOB_CHARACTERS.test(value)).map(uri),
   });
   let entries = [...profile.file_system.entries, ...reads, ...denies];
-  if (profileName === 'workspace-write' && defaults.sandboxByDefault) {
+  // Windows' restricted token confines writes only: a narrowed read set there would be refused
+  // (sandbox_unavailable) rather than enforced, so on Windows the default keeps reading the whole
+  // disk, and `explain` says so.
+  if (profileName === 'workspace-write' && defaults.sandboxByDefault && os !== 'windows') {
     // Not the whole disk: the platform's minimal roots (what a program needs to start), the cwd
     // (read through its write entry or, with other writable roots, a read entry) and --read-root.
     const minimal: FileSystemEntry = {

@@ -30,10 +30,13 @@ export function registerExplainCommand(program: Command, deps: CliDeps): void {
         const platform = flags.platform ?? host;
         const broker = deps.createBroker({ env: deps.io.env });
         try {
+          // The same context the human verbs would run with (sandboxed by default on the cwd); the
+          // directories can only be checked on this host.
           const sandbox = contextFromFlags(
             contextJson === undefined ? flags : { ...flags, sandbox: contextJson },
             deps.io,
             platform,
+            { sandboxByDefault: true, checkDirectories: platform === host },
           );
           const { plan, launch, assumptions } =
             platform === host

@@ -1,0 +1,132 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, REPO } from './support/build.js';
+import { runCli } from './support/cli.js';
+
+/**
+ * A new user's first session, as a script: they `cd` into a small project and use the CLI the way
+ * the README shows it, with no flags beyond what a person would type. Each step checks what the
+ * person would see and what is on disk afterwards.
+ */
+
+let base: string;
+let project: string;
+let outside: string;
+
+beforeAll(async () => {
+  ensureBuilt();
+  base = await mkdtemp('/tmp/fs-sandbox-walkthrough-');
+  project = join(base, 'project');
+  outside = join(base, 'outside');
+  await mkdir(join(project, 'src'), { recursive: true });
+  await mkdir(outside);
+  await writeFile(join(project, 'README.md'), '# my project\n');
+  await writeFile(join(project, '.env'), 'API_KEY=secret\n');
+  await writeFile(join(project, 'bell\u0007\u001b[2Jname.txt'), '');
+  await symlink('src', join(project, 'src-link'));
+});
+
+afterAll(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+/** The person's shell: inside the project, a plain PATH, nothing else. */
+const fsSandbox = (args: string[], input?: string) =>
+  runCli(args, { user: 'root', env: { PATH: '/usr/local/bin:/usr/bin:/bin' }, cwd: project, input });
+
+/** The umask this process (and so the CLI it starts) has, from the kernel. */
+function currentUmask(): number {
+  const line = readFileSync('/proc/self/status', 'utf8').match(/^Umask:\s*([0-7]+)$/m);
+  return Number.parseInt(line?.[1] ?? '022', 8);
+}
+
+describe('a new user, in their project directory', () => {
+  it('writes a file with no flags: inside the project, with the mode the umask gives', async () => {
+    const run = await fsSandbox(['write', 'notes.txt', 'first note\n']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(join(project, 'notes.txt'), 'utf8')).toBe('first note\n');
+    expect(statSync(join(project, 'notes.txt')).mode & 0o777).toBe(0o666 & ~currentUmask());
+  });
+
+  it('cannot write outside the project without saying so, and nothing appears there', async () => {
+    const run = await fsSandbox(['write', '../outside/escaped.txt', 'x']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^fs-sandbox: cannot write .*outside writable roots \[permission_denied\]\n$/);
+    expect(await readdir(outside)).toEqual([]);
+  });
+
+  it('hides the secret with --deny "*.env"', async () => {
+    expect((await fsSandbox(['cat', '.env'])).stdout).toBe('API_KEY=secret\n');
+    const denied = await fsSandbox(['cat', '--deny', '*.env', '.env']);
+    expect(denied.code).toBe(1);
+    expect(denied.stdout).toBe('');
+    expect(denied.stderr).toMatch(/\[permission_denied\]\n$/);
+  });
+
+  it('names files relative to --cwd when it is given, wherever the shell is', async () => {
+    const run = await runCli(['cat', '--cwd', project, 'README.md'], {
+      user: 'root',
+      env: { PATH: '/usr/bin:/bin' },
+      cwd: base,
+    });
+    expect(run.stdout).toBe('# my project\n');
+  });
+
+  it('is not allowed to empty a file by a forgotten pipe', async () => {
+    const run = await fsSandbox(['write', 'notes.txt'], '');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/--allow-empty/);
+    expect(readFileSync(join(project, 'notes.txt'), 'utf8')).toBe('first note\n');
+  });
+
+  it('sees a symlink as a symlink in ls -l, and control characters in names escaped', async () => {
+    const run = await fsSandbox(['ls', '-l']);
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines.find((line) => line.endsWith(' src'))).toMatch(/^d /);
+    expect(lines.find((line) => line.includes('src-link'))).toMatch(/^l .* src-link -> /);
+    expect(run.stdout).not.toMatch(/[\u0007\u001b]/);
+    expect(run.stdout).toContain('bell\\x07\\x1b[2Jname.txt');
+  });
+
+  it('gets exact wire results with --json, the same as `call`', async () => {
+    const stat = await fsSandbox(['stat', '--json', 'README.md']);
+    const uri = `file://${join(project, 'README.md')}`;
+    const sandbox = JSON.stringify({
+      permissions: {
+        type: 'managed',
+        file_system: {
+          type: 'restricted',
+          entries: [{ path: { type: 'path', path: `file://${project}` }, access: 'read' }],
+        },
+        network: 'restricted',
+      },
+    });
+    const call = await fsSandbox(['call', 'fs/getMetadata', `{"path":"${uri}","sandbox":${sandbox}}`]);
+    expect(JSON.parse(stat.stdout)).toEqual(JSON.parse(call.stdout));
+    const cat = await fsSandbox(['cat', '--json', 'README.md']);
+    expect(Buffer.from(JSON.parse(cat.stdout).dataBase64, 'base64').toString()).toBe('# my project\n');
+  });
+
+  it('is told in words what the sandbox allows, before the exact command', async () => {
+    const run = await fsSandbox(['explain']);
+    expect(run.code, run.stderr).toBe(0);
+    const [summary] = run.stdout.split('---- exact command');
+    expect(summary).toMatch(new RegExp(`write\\s+${project.replace(/[/.]/g, '\\$&')}`));
+    expect(summary).toMatch(/protected .*\.git/);
+    expect(summary).toMatch(/network\s+none/);
+  });
+
+  it.skipIf(process.env.FS_SANDBOX_SETUP_LINKED !== '1')(
+    'runs `fs-sandbox` from PATH after the README set-up (scripts/test.sh sets FS_SANDBOX_SETUP_LINKED)',
+    () => {
+      const onPath = execFileSync('sh', ['-c', 'command -v fs-sandbox'], { encoding: 'utf8' }).trim();
+      expect(existsSync(onPath)).toBe(true);
+      expect(realpathSync(onPath)).toBe(realpathSync(join(REPO, 'packages/broker/bin/fs-sandbox.js')));
+      expect(execFileSync(onPath, ['--version'], { encoding: 'utf8' }).trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    },
+  );
+});
