@@ -23,7 +23,8 @@ import { createFixture, sandboxFor } from './lib/fixture.mjs';
 import { measureHelperStart } from './lib/helper-start.mjs';
 import { measureLargeReads, measureOneHugeRead } from './lib/large-read.mjs';
 import { measureLatencies } from './lib/latency.mjs';
-import { formatReport, latencySvg, summarizeRun } from './lib/report.mjs';
+import { latencySvg } from './lib/latency-chart.mjs';
+import { formatReport, summarizeRun } from './lib/report.mjs';
 import { measureThroughput } from './lib/throughput.mjs';
 
 const args = process.argv.slice(2);

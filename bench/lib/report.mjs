@@ -1,6 +1,6 @@
+import { ms } from './format.mjs';
 import { ratio, summarize } from './stats.mjs';
 
-const ms = (value) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
 const times = (value) => (Number.isFinite(value) ? `${value.toFixed(2)}x` : '-');
 
 function table(headers, rows) {
@@ -143,67 +143,3 @@ export function formatReport(meta, raw, summary) {
 }
 
 /** A hand-written SVG: medians as bars, p90 as whiskers, the floor as a dashed line. */
-export function latencySvg(summary) {
-  const width = 760;
-  const height = 420;
-  const left = 60;
-  const top = 40;
-  const plotHeight = 300;
-  const groups = ['readFile', 'getMetadata', 'writeFile'];
-  const modes = [
-    ['in-process', '#7fb069'],
-    ['warm', '#4e79a7'],
-    ['cold', '#e15759'],
-  ];
-  const maxValue = Math.max(
-    summary.floor * 1.25,
-    ...groups.flatMap((group) => modes.map(([mode]) => summary.latency[`${group} ${mode}`].p90)),
-  );
-  const y = (value) => Math.round((top + plotHeight - (value / maxValue) * plotHeight) * 10) / 10;
-  const groupWidth = (width - left - 40) / groups.length;
-  const barWidth = 46;
-  const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
-    `<rect width="${width}" height="${height}" fill="white"/>`,
-    `<text x="${left}" y="22" font-size="15" font-weight="bold">fs-sandbox: 1 KiB operation latency (median bar, p90 whisker)</text>`,
-  ];
-  const step = maxValue > 100 ? 20 : 10;
-  for (let tick = 0; tick <= maxValue; tick += step) {
-    parts.push(
-      `<line x1="${left}" x2="${width - 20}" y1="${y(tick)}" y2="${y(tick)}" stroke="#e5e5e5"/>`,
-      `<text x="${left - 8}" y="${y(tick) + 4}" text-anchor="end">${tick}</text>`,
-    );
-  }
-  parts.push(
-    `<text x="16" y="${top + plotHeight / 2}" transform="rotate(-90 16 ${top + plotHeight / 2})" text-anchor="middle">ms</text>`,
-  );
-  groups.forEach((group, g) => {
-    const x0 = left + g * groupWidth + (groupWidth - modes.length * (barWidth + 8)) / 2;
-    modes.forEach(([mode, color], m) => {
-      const stats = summary.latency[`${group} ${mode}`];
-      const x = x0 + m * (barWidth + 8);
-      parts.push(
-        `<rect x="${x}" y="${y(stats.median)}" width="${barWidth}" height="${y(0) - y(stats.median)}" fill="${color}"/>`,
-        `<line x1="${x + barWidth / 2}" x2="${x + barWidth / 2}" y1="${y(stats.median)}" y2="${y(stats.p90)}" stroke="#333"/>`,
-        `<line x1="${x + barWidth / 2 - 6}" x2="${x + barWidth / 2 + 6}" y1="${y(stats.p90)}" y2="${y(stats.p90)}" stroke="#333"/>`,
-        `<text x="${x + barWidth / 2}" y="${y(stats.p90) - 5}" text-anchor="middle">${ms(stats.median)}</text>`,
-      );
-    });
-    parts.push(
-      `<text x="${left + g * groupWidth + groupWidth / 2}" y="${top + plotHeight + 20}" text-anchor="middle" font-weight="bold">fs/${group}</text>`,
-    );
-  });
-  parts.push(
-    `<line x1="${left}" x2="${width - 20}" y1="${y(summary.floor)}" y2="${y(summary.floor)}" stroke="#555" stroke-dasharray="6 4"/>`,
-    `<text x="${width - 22}" y="${y(summary.floor) - 6}" text-anchor="end">floor (bwrap + node, empty script) ${ms(summary.floor)} ms</text>`,
-  );
-  modes.forEach(([mode, color], m) => {
-    const x = left + m * 150;
-    parts.push(
-      `<rect x="${x}" y="${height - 40}" width="14" height="14" fill="${color}"/>`,
-      `<text x="${x + 20}" y="${height - 28}">${mode === 'warm' ? 'sandboxed, warm pool' : mode === 'cold' ? 'sandboxed, cold' : 'in-process'}</text>`,
-    );
-  });
-  parts.push('</svg>');
-  return `${parts.join('\n')}\n`;
-}
