@@ -1,3 +1,4 @@
+import type { ResultOf } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import type { CliDeps } from './cli-io.js';
 import { addJsonOption, writeResultJson } from './json-output.js';
@@ -5,14 +6,7 @@ import { runShortcut, type ShortcutFlags, shortcutCommand } from './shortcut.js'
 import { escapeForTerminal } from './terminal-text.js';
 
 /** The wire's fs/getMetadata result. */
-export interface Metadata {
-  isDirectory: boolean;
-  isFile: boolean;
-  isSymlink: boolean;
-  size: number;
-  createdAtMs: number;
-  modifiedAtMs: number;
-}
+export type Metadata = ResultOf<'fs/getMetadata'>;
 
 const pad2 = (n: number) => String(n).padStart(2, '0');
 

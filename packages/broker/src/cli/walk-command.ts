@@ -9,8 +9,8 @@ import { escapeForTerminal } from './terminal-text.js';
 /** The deepest `--max-depth`: the wire's maxDepth counts directories entered below PATH, so it is one less. */
 export const WALK_MAX_DEPTH = LIMITS.walkMaxDepth + 1;
 
-type WalkResult = ResultOf<'fs/walk'>;
-type EntryKind = WalkResult['entries'][number]['kind'];
+type WalkListing = ResultOf<'fs/walk'>;
+type EntryKind = WalkListing['entries'][number]['kind'];
 
 /** How a line ends: `/` for a directory, `@` for a link the walk listed without following (as `ls -F`). */
 const KIND_MARK: Record<EntryKind, string> = { directory: sep, symlink: '@', file: '' };
@@ -41,7 +41,7 @@ function byPath(a: string, b: string): number {
 }
 
 /** The human form of a walk: one escaped relative path per line, directories ending in `/`, links in `@`. */
-export function formatWalk(root: string, result: WalkResult): string {
+export function formatWalk(root: string, result: WalkListing): string {
   const lines = result.entries.map((entry) => relativeLine(root, entry.path, entry.kind)).sort(byPath);
   return lines.map((line) => `${escapeForTerminal(line)}\n`).join('');
 }

@@ -1,3 +1,4 @@
+import type { HelperResultOf } from '@fs-sandbox/policy';
 import { FsError, fsPathArg } from '@fs-sandbox/policy/core';
 import { displayPath } from '../display-path.js';
 import { lstat, stat } from '../fs-async.js';
@@ -5,17 +6,8 @@ import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { pathParam } from '../params.js';
 
-export interface Metadata {
-  isDirectory: boolean;
-  isFile: boolean;
-  isSymlink: boolean;
-  size: number;
-  createdAtMs: number;
-  modifiedAtMs: number;
-}
-
 /** Type, size and times follow symlinks (like the reference); `isSymlink` describes the name itself. */
-export async function metadataOf(path: string): Promise<Metadata> {
+export async function metadataOf(path: string): Promise<HelperResultOf<'fs/getMetadata'>> {
   const own = await lstat(fsPathArg(path)).catch((error: unknown) => {
     throw fromOsError(error, path);
   });
