@@ -123,10 +123,18 @@ describe('a new user, in their project directory', () => {
   it.skipIf(process.env.FS_SANDBOX_SETUP_LINKED !== '1')(
     'runs `fs-sandbox` from PATH after the README set-up (scripts/test.sh sets FS_SANDBOX_SETUP_LINKED)',
     () => {
-      const onPath = execFileSync('sh', ['-c', 'command -v fs-sandbox'], { encoding: 'utf8' }).trim();
+      // A person's login shell: the system PATH with the link directory, not the PATH pnpm gives
+      // this test (whose node_modules/.bin would answer first).
+      const PATH = `${process.env.FS_SANDBOX_LINK_DIR ?? '/usr/local/bin'}:/usr/bin:/bin`;
+      const onPath = execFileSync('sh', ['-c', 'command -v fs-sandbox'], {
+        encoding: 'utf8',
+        env: { PATH },
+      }).trim();
       expect(existsSync(onPath)).toBe(true);
       expect(realpathSync(onPath)).toBe(realpathSync(join(REPO, 'packages/broker/bin/fs-sandbox.js')));
-      expect(execFileSync(onPath, ['--version'], { encoding: 'utf8' }).trim()).toMatch(/^\d+\.\d+\.\d+$/);
+      expect(execFileSync(onPath, ['--version'], { encoding: 'utf8', env: { PATH } }).trim()).toMatch(
+        /^\d+\.\d+\.\d+$/,
+      );
     },
   );
 });
