@@ -35,7 +35,8 @@ export interface WriteHandle extends HandleBase {
   readonly staged: ResultOf<'fs/stageWrite'>['staged'];
 }
 
-export type FileHandle = ReadHandle | WriteHandle;
+/** A handle as a client holds it: its id names one of these for the connection's lifetime. */
+export type ClientHandle = ReadHandle | WriteHandle;
 
 type BlockResult = ResultOf<'fs/readRange'>;
 
@@ -58,7 +59,7 @@ function wrongHandleKind(): FsError {
  *   left as it was.
  */
 export class FileHandleManager {
-  private readonly handles = new Map<string, FileHandle>();
+  private readonly handles = new Map<string, ClientHandle>();
   /** Ids whose fs/open is still running: they count against the limit and block duplicates. */
   private readonly opening = new Set<string>();
   private closed = false;
@@ -72,11 +73,11 @@ export class FileHandleManager {
     return this.handles.size;
   }
 
-  get(handleId: string): FileHandle | undefined {
+  get(handleId: string): ClientHandle | undefined {
     return this.handles.get(handleId);
   }
 
-  async open(params: OpenHandleParams, signal: AbortSignal): Promise<FileHandle> {
+  async open(params: OpenHandleParams, signal: AbortSignal): Promise<ClientHandle> {
     const id = params.handleId;
     if (this.handles.has(id) || this.opening.has(id)) {
       throw new FsError('invalid_request', `file handle \`${id}\` already exists`);
@@ -102,7 +103,7 @@ export class FileHandleManager {
     }
   }
 
-  private async openHandle(params: OpenHandleParams, signal: AbortSignal): Promise<FileHandle> {
+  private async openHandle(params: OpenHandleParams, signal: AbortSignal): Promise<ClientHandle> {
     const base = { id: params.handleId, path: params.path, sandbox: params.sandbox };
     const target = { path: params.path, sandbox: params.sandbox };
     if (params.mode === 'replace') {
@@ -176,7 +177,7 @@ export class FileHandleManager {
    * Idempotent, like the reference: closing an unknown or already-closed handle succeeds. Closing a
    * write handle publishes its file; if that fails the reply says so and the target is unchanged.
    */
-  async close(handleId: string, signal: AbortSignal): Promise<FileHandle | undefined> {
+  async close(handleId: string, signal: AbortSignal): Promise<ClientHandle | undefined> {
     const handle = this.handles.get(handleId);
     if (handle === undefined) return undefined;
     this.handles.delete(handleId);
@@ -203,14 +204,14 @@ export class FileHandleManager {
     await Promise.all(handles.map((handle) => this.abandon(handle)));
   }
 
-  private existing(handleId: string): FileHandle {
+  private existing(handleId: string): ClientHandle {
     const handle = this.handles.get(handleId);
     if (!handle) throw new FsError('not_found', `unknown file handle \`${handleId}\``);
     return handle;
   }
 
   /** Drops a handle unless the client already closed it and reused the id; true if it was dropped. */
-  private forget(handle: FileHandle): boolean {
+  private forget(handle: ClientHandle): boolean {
     if (this.handles.get(handle.id) !== handle) return false;
     this.handles.delete(handle.id);
     return true;
@@ -220,7 +221,7 @@ export class FileHandleManager {
    * Removes a write handle's staging file. If that fails too (the broker closed meanwhile), the file
    * stays: a hidden `.fs-sandbox-*.tmp` beside the target, which was never changed.
    */
-  private async abandon(handle: FileHandle): Promise<void> {
+  private async abandon(handle: ClientHandle): Promise<void> {
     if (handle.mode !== 'replace') return;
     const staged = { path: handle.path, staged: handle.staged, sandbox: handle.sandbox };
     await this.broker.callWithInfo('fs/discardStaged', staged).catch(() => undefined);
