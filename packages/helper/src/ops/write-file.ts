@@ -1,3 +1,4 @@
+import type { BigIntStats } from 'node:fs';
 import { readFileSync } from 'node:fs';
 import type { WriteMode } from '@fs-sandbox/policy';
 import { FsError, fsPathArg, type HostOs, type PathGuard } from '@fs-sandbox/policy/core';
@@ -57,6 +58,11 @@ function currentUmask(): number {
   return process.umask();
 }
 
+/** The mode new content of an existing file gets: its own, less setuid and setgid. */
+export function keptMode(existing: BigIntStats): number {
+  return Number(existing.mode) & KEPT_MODE_BITS;
+}
+
 function hashMismatch(path: string, detail: string): FsError {
   return new FsError('hash_mismatch', `expectedSha256 does not match ${displayPath(path)}: ${detail}`);
 }
@@ -78,8 +84,7 @@ export async function writeFileAt(path: string, data: Uint8Array, options: Write
           ? undefined
           : await checkExpectedHash(target, options.expectedSha256);
       const mode =
-        options.permissions ??
-        (target.existing === null ? newFileMode() : Number(target.existing.mode) & KEPT_MODE_BITS);
+        options.permissions ?? (target.existing === null ? newFileMode() : keptMode(target.existing));
       await atomicWrite(target, {
         os: options.os,
         createOnly,
@@ -104,14 +109,27 @@ export async function writeFileAt(path: string, data: Uint8Array, options: Write
 async function checkExpectedHash(target: LocatedWriteTarget, expected: string): Promise<() => Promise<void>> {
   if (target.existing === null) throw hashMismatch(target.path, 'the file does not exist');
   const digest = await sha256OfFile(target.path, target.access, true);
-  if (digest.sha256 !== expected.toLowerCase()) {
-    throw hashMismatch(target.path, `its current content has sha256 ${digest.sha256}`);
+  assertExpectedHash(target.path, digest.sha256, expected);
+  return unchangedSince(target, digest.stats);
+}
+
+/** hash_mismatch unless `actual` (lower-case hex) is the `expected` digest (either case). */
+export function assertExpectedHash(path: string, actual: string, expected: string): void {
+  if (actual !== expected.toLowerCase()) {
+    throw hashMismatch(path, `its current content has sha256 ${actual}`);
   }
+}
+
+/**
+ * The re-check before publish: the name must still hold the version read or hashed (`stats`), or
+ * the new content would silently overwrite a change made meanwhile (hash_mismatch).
+ */
+export function unchangedSince(target: LocatedWriteTarget, stats: BigIntStats): () => Promise<void> {
   return async () => {
     const now = await lstat(fsPathArg(target.access), { bigint: true }).catch((error: unknown) => {
       throw fromOsError(error, target.path);
     });
-    if (!sameVersion(now, digest.stats)) {
+    if (!sameVersion(now, stats)) {
       throw hashMismatch(target.path, 'the file changed while the new content was being written');
     }
   };
