@@ -91,9 +91,11 @@ export const readTextFileOperation: Operation<'fs/readTextFile'> = {
     const window = boundedLines(lines.slice(first, first + count), params.maxBytes);
     return {
       response: {
-        ...window,
+        content: window.content,
         startLine: first + 1,
+        lineCount: window.lineCount,
         totalLines: lines.length,
+        truncated: window.truncated,
         encoding: decoded.encoding,
         bom: decoded.bom,
         lineEnding: lineEndingOf(decoded.text),
