@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServeProcess, type WireReply } from './fixtures/conformance/serve-process.js';
 import { ensureBuilt } from './support/build.js';
-import { runCli } from './support/cli.js';
+import { PRECHECK_MODES, runCli } from './support/cli.js';
 
 /**
  * fs/readTextFile and fs/edit end to end: the real `fs-sandbox serve` and CLI, real bwrap, real
@@ -16,7 +16,8 @@ import { runCli } from './support/cli.js';
 let base: string;
 let ws: string;
 let ro: string;
-let server: ServeProcess;
+/** One server with the broker's pre-check, one without (only the kernel and the helper's checks). */
+const servers = new Map<boolean, ServeProcess>();
 
 const uri = (path: string) => pathToFileURL(path).href;
 const sha256 = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -38,8 +39,8 @@ function sandbox(): Record<string, unknown> {
   };
 }
 
-async function call(method: string, params: Record<string, unknown>): Promise<WireReply> {
-  return server.request(method, { ...params, sandbox: sandbox() });
+async function call(method: string, params: Record<string, unknown>, precheck = true): Promise<WireReply> {
+  return (servers.get(precheck) as ServeProcess).request(method, { ...params, sandbox: sandbox() });
 }
 
 async function result(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -48,8 +49,8 @@ async function result(method: string, params: Record<string, unknown>): Promise<
   return reply.result as Record<string, unknown>;
 }
 
-async function refusal(method: string, params: Record<string, unknown>, kind: string) {
-  const reply = await call(method, params);
+async function refusal(method: string, params: Record<string, unknown>, kind: string, precheck = true) {
+  const reply = await call(method, params, precheck);
   expect(reply.error?.data.errorKind, JSON.stringify(reply)).toBe(kind);
   expect(reply.error?.code).toBe(kind === 'invalid_params' ? -32602 : -32600);
   return reply.error as NonNullable<WireReply['error']>;
@@ -78,12 +79,20 @@ beforeAll(async () => {
   await writeFile(join(ws, '.git', 'config'), '[core]\n\tbare = false\n');
   await writeFile(join(ws, 'denied.txt'), 'secret token\n');
   await writeFile(join(ro, 'readonly.txt'), 'read only\n');
-  server = ServeProcess.start([], { cwd: ws });
-  await server.handshake();
+  // Aliases inside the writable root for paths an edit must never change.
+  await symlink('.git', join(ws, 'git-alias'));
+  await symlink('.git/config', join(ws, 'config-link'));
+  await symlink('denied.txt', join(ws, 'denied-link'));
+  await symlink(join(ro, 'readonly.txt'), join(ws, 'ro-link'));
+  for (const [, precheck] of PRECHECK_MODES) {
+    const server = ServeProcess.start(precheck ? [] : ['--no-precheck'], { cwd: ws });
+    await server.handshake();
+    servers.set(precheck, server);
+  }
 });
 
 afterAll(async () => {
-  await server?.stop();
+  for (const server of servers.values()) await server.stop();
   await rm(base, { recursive: true, force: true });
 });
 
@@ -204,25 +213,24 @@ describe('fs/edit through fs-sandbox serve (real bwrap)', () => {
     expect(readFileSync(path, 'utf8')).toBe('version 3 by someone else\n');
   });
 
+});
+
+describe.each(PRECHECK_MODES)('fs/edit refusals, %s', (_mode, precheck) => {
   it('refuses a read-only path, a denied file and protected metadata, nothing changed', async () => {
     const change = [{ oldText: 'e', newText: 'E' }];
-    await refusal('fs/edit', edit(join(ro, 'readonly.txt'), change), 'permission_denied');
-    await refusal('fs/edit', edit(join(ws, 'denied.txt'), change), 'permission_denied');
-    await refusal('fs/edit', edit(join(ws, '.git', 'config'), change), 'protected_path');
+    await refusal('fs/edit', edit(join(ro, 'readonly.txt'), change), 'permission_denied', precheck);
+    await refusal('fs/edit', edit(join(ws, 'denied.txt'), change), 'permission_denied', precheck);
+    await refusal('fs/edit', edit(join(ws, '.git', 'config'), change), 'protected_path', precheck);
     expect(readFileSync(join(ro, 'readonly.txt'), 'utf8')).toBe('read only\n');
     expect(readFileSync(join(ws, 'denied.txt'), 'utf8')).toBe('secret token\n');
     expect(readFileSync(join(ws, '.git', 'config'), 'utf8')).toBe('[core]\n\tbare = false\n');
   });
 
   it('refuses an edit through a symlink alias to protected, denied or read-only paths, nothing changed', async () => {
-    await symlink('.git', join(ws, 'git-alias'));
-    await symlink('.git/config', join(ws, 'config-link'));
-    await symlink('denied.txt', join(ws, 'denied-link'));
-    await symlink(join(ro, 'readonly.txt'), join(ws, 'ro-link'));
     const change = [{ oldText: 'e', newText: 'E' }];
     const refusedKinds = ['protected_path', 'permission_denied', 'symlink_escape'];
     for (const alias of ['git-alias/config', 'config-link', 'denied-link', 'ro-link']) {
-      const reply = await call('fs/edit', edit(join(ws, alias), change));
+      const reply = await call('fs/edit', edit(join(ws, alias), change), precheck);
       expect(refusedKinds, `${alias}: ${JSON.stringify(reply)}`).toContain(reply.error?.data.errorKind);
     }
     expect(readFileSync(join(ws, '.git', 'config'), 'utf8')).toBe('[core]\n\tbare = false\n');
