@@ -134,7 +134,11 @@ describe('fs/readTextFile through fs-sandbox serve (real bwrap)', () => {
   });
 
   it('refuses binary, too large, mixed windows, and a denied file', async () => {
-    await refusal('fs/readTextFile', { path: uri(await fileWith('bin.dat', Buffer.from([1, 0, 2]))) }, 'binary_file');
+    await refusal(
+      'fs/readTextFile',
+      { path: uri(await fileWith('bin.dat', Buffer.from([1, 0, 2]))) },
+      'binary_file',
+    );
     const huge = await fileWith('huge.txt', '');
     await truncate(huge, 16 * 1024 * 1024 + 1);
     const tooLarge = await refusal('fs/readTextFile', { path: uri(huge) }, 'file_too_large');
@@ -164,7 +168,11 @@ describe('fs/edit through fs-sandbox serve (real bwrap)', () => {
   it('each refusal leaves the file as it was: text_not_found, ambiguous_text_match, no_change, invalid_params', async () => {
     const text = 'x = 1\ny = 2\nx = 1\n';
     const path = await fileWith('refusals.txt', text);
-    const notFound = await refusal('fs/edit', edit(path, [{ oldText: 'y =  2', newText: 'q' }]), 'text_not_found');
+    const notFound = await refusal(
+      'fs/edit',
+      edit(path, [{ oldText: 'y =  2', newText: 'q' }]),
+      'text_not_found',
+    );
     expect(notFound.data).toMatchObject({ editIndex: 0, closestLine: 2 });
     const ambiguous = await refusal(
       'fs/edit',
@@ -184,7 +192,10 @@ describe('fs/edit through fs-sandbox serve (real bwrap)', () => {
       'text_not_found',
     );
     expect(readFileSync(path, 'utf8')).toBe(text);
-    const all = await result('fs/edit', edit(path, [{ oldText: 'x = 1', newText: 'x = 3', replaceAll: true }]));
+    const all = await result(
+      'fs/edit',
+      edit(path, [{ oldText: 'x = 1', newText: 'x = 3', replaceAll: true }]),
+    );
     expect(all.replacements).toBe(2);
     expect(readFileSync(path, 'utf8')).toBe('x = 3\ny = 2\nx = 3\n');
   });
@@ -192,7 +203,10 @@ describe('fs/edit through fs-sandbox serve (real bwrap)', () => {
   it('dryRun returns the diff and writes nothing', async () => {
     const path = await fileWith('dry.txt', 'keep\n');
     const inode = statSync(path).ino;
-    const reply = await result('fs/edit', edit(path, [{ oldText: 'keep', newText: 'gone' }], { dryRun: true }));
+    const reply = await result(
+      'fs/edit',
+      edit(path, [{ oldText: 'keep', newText: 'gone' }], { dryRun: true }),
+    );
     expect(reply.diff).toContain('-keep\n+gone\n');
     expect(readFileSync(path, 'utf8')).toBe('keep\n');
     expect(statSync(path).ino).toBe(inode);
@@ -209,10 +223,12 @@ describe('fs/edit through fs-sandbox serve (real bwrap)', () => {
     );
     expect(readFileSync(path, 'utf8')).toBe('version 2 by someone else\n');
     const fresh = await result('fs/readTextFile', { path: uri(path) });
-    await result('fs/edit', edit(path, [{ oldText: 'version 2', newText: 'version 3' }], { expectedSha256: fresh.sha256 }));
+    await result(
+      'fs/edit',
+      edit(path, [{ oldText: 'version 2', newText: 'version 3' }], { expectedSha256: fresh.sha256 }),
+    );
     expect(readFileSync(path, 'utf8')).toBe('version 3 by someone else\n');
   });
-
 });
 
 describe.each(PRECHECK_MODES)('fs/edit refusals, %s', (_mode, precheck) => {
@@ -248,12 +264,20 @@ describe('fs-sandbox read and edit (real CLI, sandboxed by default)', () => {
 
   it('read prints the text or a window; a cut window says so on stderr', async () => {
     await fileWith('cli.txt', 'first\nsecond\nthird\n');
-    expect(await cli(['read', 'cli.txt'])).toMatchObject({ code: 0, stdout: 'first\nsecond\nthird\n', stderr: '' });
+    expect(await cli(['read', 'cli.txt'])).toMatchObject({
+      code: 0,
+      stdout: 'first\nsecond\nthird\n',
+      stderr: '',
+    });
     expect(await cli(['read', 'cli.txt', '--tail', '1'])).toMatchObject({ code: 0, stdout: 'third\n' });
-    expect(await cli(['read', 'cli.txt', '--line', '2', '--limit', '1'])).toMatchObject({ stdout: 'second\n' });
+    expect(await cli(['read', 'cli.txt', '--line', '2', '--limit', '1'])).toMatchObject({
+      stdout: 'second\n',
+    });
     const cut = await cli(['read', 'cli.txt', '--max-bytes', '8']);
     expect(cut).toMatchObject({ code: 0, stdout: 'first\n' });
-    expect(cut.stderr).toBe('fs-sandbox: output cut at 8 bytes: lines 1-1 of 3 shown; use --line/--limit for the rest\n');
+    expect(cut.stderr).toBe(
+      'fs-sandbox: output cut at 8 bytes: lines 1-1 of 3 shown; use --line/--limit for the rest\n',
+    );
     const json = await cli(['read', 'cli.txt', '--head', '1', '--json']);
     expect(JSON.parse(json.stdout)).toMatchObject({ content: 'first\n', totalLines: 3, lineEnding: 'lf' });
     const mixed = await cli(['read', 'cli.txt', '--head', '1', '--tail', '1']);
@@ -263,7 +287,16 @@ describe('fs-sandbox read and edit (real CLI, sandboxed by default)', () => {
 
   it('edit prints the diff (escaped for the terminal); --dry-run writes nothing; refusals in CLI words', async () => {
     const path = await fileWith('cli-edit.txt', 'color = red\nsize = 1\ncolor = red\n');
-    const dry = await cli(['edit', 'cli-edit.txt', '--old', 'red', '--new', '\u001b[31mblue', '--all', '--dry-run']);
+    const dry = await cli([
+      'edit',
+      'cli-edit.txt',
+      '--old',
+      'red',
+      '--new',
+      '\u001b[31mblue',
+      '--all',
+      '--dry-run',
+    ]);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain('+color = \\x1b[31mblue\n');
     expect(dry.stderr).toBe('fs-sandbox: dry run: nothing was written\n');
@@ -276,10 +309,21 @@ describe('fs-sandbox read and edit (real CLI, sandboxed by default)', () => {
 
     const done = await cli(['edit', 'cli-edit.txt', '--old', 'size = 1', '--new', 'size = 2']);
     expect(done.code, done.stderr).toBe(0);
-    expect(done.stdout).toBe(`--- ${path}\n+++ ${path}\n@@ -1,3 +1,3 @@\n color = red\n-size = 1\n+size = 2\n color = red\n`);
+    expect(done.stdout).toBe(
+      `--- ${path}\n+++ ${path}\n@@ -1,3 +1,3 @@\n color = red\n-size = 1\n+size = 2\n color = red\n`,
+    );
     expect(readFileSync(path, 'utf8')).toBe('color = red\nsize = 2\ncolor = red\n');
 
-    const stale = await cli(['edit', 'cli-edit.txt', '--old', 'size', '--new', 's', '--expect-sha256', sha256('old')]);
+    const stale = await cli([
+      'edit',
+      'cli-edit.txt',
+      '--old',
+      'size',
+      '--new',
+      's',
+      '--expect-sha256',
+      sha256('old'),
+    ]);
     expect(stale).toMatchObject({ code: 1, stdout: '' });
     expect(stale.stderr).toMatch(/\[hash_mismatch\]\n$/);
 

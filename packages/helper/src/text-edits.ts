@@ -21,7 +21,8 @@ function lineAt(text: string, index: number): number {
 /** Start indices of the non-overlapping occurrences of `needle`. */
 function occurrences(text: string, needle: string): number[] {
   const found: number[] = [];
-  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) found.push(at);
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length))
+    found.push(at);
   return found;
 }
 

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import {
   expectKind,
   fails,
+  fileWith,
   isPosix,
   ok,
   RESTRICTED_SANDBOX,
@@ -15,12 +16,6 @@ import {
   uri,
   writableGuard,
 } from './support/helper-run.js';
-
-function fileWith(content: string | Buffer, name = 'f.txt'): string {
-  const path = join(tempDir(), name);
-  writeFileSync(path, content);
-  return path;
-}
 
 function sha256(bytes: string | Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -93,7 +88,9 @@ describe('fs/edit', () => {
 
   it('hash_mismatch when expectedSha256 is not the current content; the right hash edits', async () => {
     const path = fileWith('v1\n');
-    const error = await editFails(path, [{ oldText: 'v1', newText: 'v2' }], { expectedSha256: sha256('v0\n') });
+    const error = await editFails(path, [{ oldText: 'v1', newText: 'v2' }], {
+      expectedSha256: sha256('v0\n'),
+    });
     expectKind(error, 'hash_mismatch', -32600);
     expect(readFileSync(path, 'utf8')).toBe('v1\n');
     await edit(path, [{ oldText: 'v1', newText: 'v2' }], { expectedSha256: sha256('v1\n').toUpperCase() });
@@ -123,7 +120,8 @@ describe('fs/edit', () => {
     const utf8 = fileWith(Buffer.concat([bom, Buffer.from('é\n')]));
     await edit(utf8, [{ oldText: 'é', newText: 'è' }]);
     expect(readFileSync(utf8)).toEqual(Buffer.concat([bom, Buffer.from('è\n')]));
-    const be = (text: string) => Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]);
+    const be = (text: string) =>
+      Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]);
     const utf16 = fileWith(be('one two\n'));
     await edit(utf16, [{ oldText: 'two', newText: '2' }]);
     expect(readFileSync(utf16)).toEqual(be('one 2\n'));
@@ -137,7 +135,11 @@ describe('fs/edit', () => {
   });
 
   it('refuses a binary file and a missing file', async () => {
-    expectKind(await editFails(fileWith(Buffer.from('a\0b')), [{ oldText: 'a', newText: 'b' }]), 'binary_file', -32600);
+    expectKind(
+      await editFails(fileWith(Buffer.from('a\0b')), [{ oldText: 'a', newText: 'b' }]),
+      'binary_file',
+      -32600,
+    );
     const missing = join(tempDir(), 'nope');
     expectKind(await editFails(missing, [{ oldText: 'a', newText: 'b' }]), 'not_found', -32004);
   });
@@ -145,7 +147,10 @@ describe('fs/edit', () => {
   it.each([
     ['an empty oldText', [{ oldText: '', newText: 'x' }]],
     ['no edits', []],
-    ['too many edits', Array.from({ length: LIMITS.editMaxEdits + 1 }, () => ({ oldText: 'a', newText: 'b' }))],
+    [
+      'too many edits',
+      Array.from({ length: LIMITS.editMaxEdits + 1 }, () => ({ oldText: 'a', newText: 'b' })),
+    ],
     ['an oldText over the size limit', [{ oldText: 'a'.repeat(LIMITS.editMaxTextBytes + 1), newText: '' }]],
   ])('refuses %s as invalid_params before touching the file', async (_what, edits) => {
     const path = fileWith('a\n');
@@ -167,7 +172,11 @@ describe('fs/edit', () => {
     symlinkAt('target', join(dir, 'link'));
     const error = await fails(
       'fs/edit',
-      { path: uri(join(dir, 'link')), edits: [{ oldText: 'keep', newText: 'x' }], sandbox: RESTRICTED_SANDBOX },
+      {
+        path: uri(join(dir, 'link')),
+        edits: [{ oldText: 'keep', newText: 'x' }],
+        sandbox: RESTRICTED_SANDBOX,
+      },
       { guard: writableGuard(dir) },
     );
     expectKind(error, 'symlink_escape', -32600);

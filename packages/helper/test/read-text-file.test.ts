@@ -1,15 +1,9 @@
 import { createHash } from 'node:crypto';
-import { truncateSync, writeFileSync } from 'node:fs';
+import { truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { LIMITS } from '@fs-sandbox/policy/core';
 import { describe, expect, it } from 'vitest';
-import { expectKind, fails, ok, tempDir, uri } from './support/helper-run.js';
-
-function fileWith(content: string | Buffer, name = 'f.txt'): string {
-  const path = join(tempDir(), name);
-  writeFileSync(path, content);
-  return path;
-}
+import { expectKind, fails, fileWith, ok, tempDir, uri } from './support/helper-run.js';
 
 async function read(path: string, window: Record<string, unknown> = {}) {
   return (await ok('fs/readTextFile', { path: uri(path), ...window })).response;
@@ -37,7 +31,12 @@ describe('fs/readTextFile', () => {
   it('counts a last line without a line break, and an empty file as no lines', async () => {
     expect(await read(fileWith('a\nb'))).toMatchObject({ totalLines: 2, lineEnding: 'lf' });
     expect(await read(fileWith('one line'))).toMatchObject({ totalLines: 1, lineEnding: 'none' });
-    expect(await read(fileWith(''))).toMatchObject({ content: '', totalLines: 0, lineCount: 0, lineEnding: 'none' });
+    expect(await read(fileWith(''))).toMatchObject({
+      content: '',
+      totalLines: 0,
+      lineCount: 0,
+      lineEnding: 'none',
+    });
   });
 
   it('reports CRLF and mixed line endings and keeps them in the content', async () => {
@@ -70,7 +69,10 @@ describe('fs/readTextFile', () => {
     ['invalid UTF-8', Buffer.from([0x61, 0xff, 0xfe, 0x0a])],
     ['UTF-16 without a BOM', Buffer.from('ab', 'utf16le')],
     ['UTF-16 of an odd length', Buffer.from([0xff, 0xfe, 0x61, 0x00, 0x62])],
-    ['a lone UTF-16 surrogate', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from([0x00, 0xd8, 0x61, 0x00])])],
+    [
+      'a lone UTF-16 surrogate',
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from([0x00, 0xd8, 0x61, 0x00])]),
+    ],
   ])('refuses %s as binary_file', async (_what, bytes) => {
     const error = await fails('fs/readTextFile', { path: uri(fileWith(bytes)) });
     expectKind(error, 'binary_file', -32600);
@@ -94,12 +96,22 @@ describe('fs/readTextFile', () => {
         totalLines: 10,
         truncated: false,
       });
-      expect(await read(fileWith(TEN_LINES), { line: 9 })).toMatchObject({ content: 'line 9\nline 10\n', lineCount: 2 });
-      expect(await read(fileWith(TEN_LINES), { line: 20 })).toMatchObject({ content: '', lineCount: 0, startLine: 20 });
+      expect(await read(fileWith(TEN_LINES), { line: 9 })).toMatchObject({
+        content: 'line 9\nline 10\n',
+        lineCount: 2,
+      });
+      expect(await read(fileWith(TEN_LINES), { line: 20 })).toMatchObject({
+        content: '',
+        lineCount: 0,
+        startLine: 20,
+      });
     });
 
     it('head and tail count lines', async () => {
-      expect(await read(fileWith(TEN_LINES), { head: 2 })).toMatchObject({ content: 'line 1\nline 2\n', startLine: 1 });
+      expect(await read(fileWith(TEN_LINES), { head: 2 })).toMatchObject({
+        content: 'line 1\nline 2\n',
+        startLine: 1,
+      });
       expect(await read(fileWith(TEN_LINES), { tail: 2 })).toMatchObject({
         content: 'line 9\nline 10\n',
         startLine: 9,
@@ -114,7 +126,11 @@ describe('fs/readTextFile', () => {
         lineCount: 2,
         truncated: true,
       });
-      expect(await read(fileWith('ééé\n'), { maxBytes: 3 })).toMatchObject({ content: 'é', lineCount: 1, truncated: true });
+      expect(await read(fileWith('ééé\n'), { maxBytes: 3 })).toMatchObject({
+        content: 'é',
+        lineCount: 1,
+        truncated: true,
+      });
     });
 
     it.each([
@@ -128,7 +144,11 @@ describe('fs/readTextFile', () => {
     });
 
     it('refuses line 0 as invalid_params', async () => {
-      expectKind(await fails('fs/readTextFile', { path: uri(fileWith('a')), line: 0 }), 'invalid_params', -32602);
+      expectKind(
+        await fails('fs/readTextFile', { path: uri(fileWith('a')), line: 0 }),
+        'invalid_params',
+        -32602,
+      );
     });
   });
 

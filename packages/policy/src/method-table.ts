@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 import { FsError } from './error-kinds.js';
 import { assertHandleIdLength, assertReadBlockLength, assertWalkLimits } from './request-bounds.js';
-import { assertEditBounds, assertTextWindow } from './text-bounds.js';
 import * as params from './schemas/fs-params.js';
 import * as results from './schemas/fs-results.js';
+import { assertEditBounds, assertTextWindow } from './text-bounds.js';
 
 /**
  * The method table: every method fs-sandbox knows, as one descriptor each. Its params and result

@@ -51,7 +51,8 @@ export function registerReadCommand(program: Command, deps: CliDeps): void {
           return;
         }
         deps.io.stdout.write(result.content);
-        if (result.truncated) deps.io.stderr.write(truncationNote(result, flags.maxBytes ?? LIMITS.textMaxBytes));
+        if (result.truncated)
+          deps.io.stderr.write(truncationNote(result, flags.maxBytes ?? LIMITS.textMaxBytes));
       }),
     );
 }

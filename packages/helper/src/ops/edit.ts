@@ -10,9 +10,7 @@ import { decodeText, encodeText, lineEndingOf, textTooLarge } from '../text-code
 import { applyEdits, type TextEdit } from '../text-edits.js';
 import { withWriteTarget } from '../write-target.js';
 import { readTextBytes } from './read-text-file.js';
-import { assertExpectedHash, keptMode, unchangedSince } from './write-file.js';
-
-const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
+import { assertExpectedHash, keptMode, SHA256_HEX, unchangedSince } from './write-file.js';
 
 function parseEdits(raw: Record<string, unknown>): TextEdit[] {
   const value = raw.edits;
@@ -25,7 +23,10 @@ function parseEdits(raw: Record<string, unknown>): TextEdit[] {
       throw new FsError('invalid_params', `edits[${index}] needs string \`oldText\` and \`newText\``);
     }
     if (replaceAll !== undefined && replaceAll !== null && typeof replaceAll !== 'boolean') {
-      throw new FsError('invalid_params', `invalid type for \`edits[${index}].replaceAll\`: expected a boolean`);
+      throw new FsError(
+        'invalid_params',
+        `invalid type for \`edits[${index}].replaceAll\`: expected a boolean`,
+      );
     }
     return { oldText, newText, replaceAll: replaceAll === true };
   });
@@ -67,7 +68,11 @@ export const editOperation: Operation<'fs/edit'> = {
         if (target.existing === null) {
           throw new FsError('not_found', `No such file or directory: ${displayPath(path)}`);
         }
-        const file = await openRegularFile(target.access, { noFollow: true, guard: context.guard, display: path });
+        const file = await openRegularFile(target.access, {
+          noFollow: true,
+          guard: context.guard,
+          display: path,
+        });
         const bytes = await readTextBytes(file, path).finally(() => file.handle.close());
         const sha256Before = await sha256OfBytes(bytes);
         if (expectedSha256 != null) assertExpectedHash(path, sha256Before, expectedSha256);
@@ -77,10 +82,15 @@ export const editOperation: Operation<'fs/edit'> = {
         const applied = applyEdits(
           path,
           before,
-          crlf ? edits.map((edit) => ({ ...edit, oldText: lf(edit.oldText), newText: lf(edit.newText) })) : edits,
+          crlf
+            ? edits.map((edit) => ({ ...edit, oldText: lf(edit.oldText), newText: lf(edit.newText) }))
+            : edits,
         );
         if (applied.text === before) {
-          throw new FsError('no_change', `the edits leave ${displayPath(path)} unchanged; nothing was written`);
+          throw new FsError(
+            'no_change',
+            `the edits leave ${displayPath(path)} unchanged; nothing was written`,
+          );
         }
         const output = encodeText(
           crlf ? applied.text.replaceAll('\n', '\r\n') : applied.text,

@@ -8,7 +8,7 @@ import { optionalCount, pathParam } from '../params.js';
 import { decodeText, lineEndingOf, splitLines, textTooLarge } from '../text-codec.js';
 import { readOpenedFile } from './read-file.js';
 
-type Params = HelperParamsOf<'fs/readTextFile'>;
+type TextWindow = HelperParamsOf<'fs/readTextFile'>;
 
 /** The bytes of an opened text file, at most LIMITS.textMaxBytes (file_too_large beyond). */
 export async function readTextBytes(file: RegularFile, path: string): Promise<Buffer> {
@@ -29,7 +29,7 @@ async function readTextFileBytes(path: string, guard: PathGuard | null): Promise
 }
 
 /** 0-based index of the window's first line and how many lines it spans. */
-function windowOf(params: Params, totalLines: number): { first: number; count: number } {
+function windowOf(params: TextWindow, totalLines: number): { first: number; count: number } {
   if (params.tail != null) {
     const count = Math.min(params.tail, totalLines);
     return { first: totalLines - count, count };
@@ -42,7 +42,10 @@ function windowOf(params: Params, totalLines: number): { first: number; count: n
  * The window's lines within `maxBytes` of UTF-8: whole lines only, except that a first line longer
  * than `maxBytes` is cut at a character boundary so the reply is never empty for a long line.
  */
-function boundedLines(lines: string[], maxBytes: number): { content: string; lineCount: number; truncated: boolean } {
+function boundedLines(
+  lines: string[],
+  maxBytes: number,
+): { content: string; lineCount: number; truncated: boolean } {
   let used = 0;
   let taken = 0;
   for (const line of lines) {

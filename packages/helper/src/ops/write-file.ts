@@ -27,7 +27,8 @@ const NEW_FILE_BITS = 0o666;
 // setuid/setgid are not carried over to new content: the kernel clears them on any write to the
 // old file too, and keeping them would bless bytes nobody reviewed with elevated rights.
 const KEPT_MODE_BITS = 0o1777;
-const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
+/** An `expectedSha256` as the helper accepts it (the broker's schema also lower-cases it). */
+export const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 /** Same as the schema: three octal digits, optionally after a 0; no setuid, setgid or sticky bit. */
 const PERMISSIONS_OCTAL = /^0?[0-7]{3}$/;
 
