@@ -99,10 +99,6 @@ const ROWS: Row[] = [
     method: 'fs/writeBlock',
     params: () => ({ handleId: 'h', offset: 0, chunk: 'eA==' }),
     reference: { error: { code: -32004, message: 'unknown file handle `h`' } },
-    ours: {
-      why: 'write streaming is not implemented (fileWriteStreaming is not advertised)',
-      error: { code: -32601, errorKind: 'invalid_request' },
-    },
   },
 
   // §3 paths are file URIs
@@ -308,11 +304,37 @@ const ROWS: Row[] = [
     method: 'fs/open',
     params: (f) => ({ handleId: 'w', path: f.uri('rw/stream.txt'), mode: 'replace', sandbox: null }),
     reference: { result: { handleId: 'w' } },
-    ours: {
-      why: 'write streaming is not supported; a typed refusal instead of a write outside the helper',
-      error: { code: -32600, errorKind: 'invalid_request' },
-    },
+    // The reference creates (or truncates) the file at open; ours appears whole on fs/close.
     after: (f) => expect(existsSync(f.native('rw/stream.txt'))).toBe(false),
+  },
+  {
+    section: '§4.2',
+    what: 'write a block to the write handle',
+    method: 'fs/writeBlock',
+    params: () => ({ handleId: 'w', offset: 0, chunk: HELLO }),
+    reference: { result: {} },
+  },
+  {
+    section: '§4.2',
+    what: 'readBlock on a write handle',
+    method: 'fs/readBlock',
+    params: () => ({ handleId: 'w', offset: 0, len: 4 }),
+    reference: { error: { code: -32603, message: 'Bad file descriptor (os error 9)' } },
+  },
+  {
+    section: '§4.2',
+    what: 'close the write handle',
+    method: 'fs/close',
+    params: () => ({ handleId: 'w' }),
+    reference: { result: {} },
+    after: (f) => expect(readFileSync(f.native('rw/stream.txt'), 'utf8')).toBe('hello sandbox\n'),
+  },
+  {
+    section: '§4.2',
+    what: 'writeBlock on a read handle',
+    method: 'fs/writeBlock',
+    params: () => ({ handleId: 'h-1', offset: 0, chunk: HELLO }),
+    reference: { error: { code: -32603, message: 'Bad file descriptor (os error 9)' } },
   },
   {
     section: '§4.2',
@@ -843,9 +865,8 @@ describe('conformance with the reference exec-server (stdio, real bwrap)', () =>
         platformOs: 'linux',
         temporaryDirectories: [expect.stringMatching(/^file:\/\/\//)],
         tempDir: expect.stringMatching(/^file:\/\/\//),
-        capabilities: { sandboxedFileStreaming: true },
+        capabilities: { sandboxedFileStreaming: true, fileWriteStreaming: true },
       });
-      expect(result.environmentInfo.capabilities).not.toHaveProperty('fileWriteStreaming');
       expect(
         await served.request('fs/readFile', { path: fixture.uri('ro/hello.txt'), sandbox: null }, 2),
       ).toMatchObject({

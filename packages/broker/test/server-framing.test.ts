@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { decodedBase64Length } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
-import { decodedBase64Length, encodeReply } from '../src/server/encode-reply.js';
+import { encodeReply } from '../src/server/encode-reply.js';
 import { LineSplitter } from '../src/server/line-splitter.js';
 import { makeServer, readyClient, StdioClient } from './support/fake-server.js';
 

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { FsError, fsPathArg, type HostOs, parentPath } from '@fs-sandbox/policy/core';
+import { FsError, fsPathArg, type HostOs, joinPath, parentPath } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
 import { type FileHandle, link, open, rename, unlink } from './fs-async.js';
 import { fromOsError, hasErrno } from './os-error.js';
@@ -32,37 +32,77 @@ const TEMP_MODE = 0o600;
  * so the other names keep their content; on any failure the temp file is removed.
  */
 export async function atomicWrite(target: WriteTarget, options: AtomicWriteOptions): Promise<void> {
-  const name = target.access ?? target.path;
-  const directory = parentPath(options.os, name) ?? name;
-  const temp = await createTemp(target.path, directory, options.os);
+  const temp = await createStagingFile(target, options.os);
   try {
     try {
       await options.fill(temp.handle);
-      await temp.handle.chmod(options.mode);
-      await keepOwner(temp.handle, target);
-      if (options.durable) await temp.handle.sync();
+      await sealStagingFile(temp.handle, target, options);
     } finally {
       await temp.handle.close();
     }
     await options.beforePublish?.();
-    if (options.createOnly) await publishExclusive(temp.path, name, target.path);
-    else await renameOver(temp.path, name, target.path);
   } catch (error) {
     await unlink(fsPathArg(temp.path)).catch(() => undefined);
     throw fromOsError(error, target.path);
   }
-  if (options.durable) await syncDirectory(directory, options.os);
+  await publishStagingFile(temp.path, target, options);
 }
 
-async function createTemp(
-  target: string,
-  directory: string,
-  os: HostOs,
-): Promise<{ path: string; handle: FileHandle }> {
+/**
+ * The three steps of an atomic write, also run one per helper process by a write handle (its
+ * blocks arrive between the first and the last): make the staging file beside the target, seal
+ * it (final mode, owner, flushed), publish it over the target.
+ */
+export interface StagingFile {
+  /** How the kernel reaches it (through the target's opened parent when the target has one). */
+  path: string;
+  /** Its name in the target's directory. */
+  name: string;
+  handle: FileHandle;
+}
+
+export function createStagingFile(target: WriteTarget, os: HostOs): Promise<StagingFile> {
+  return createTemp(target.path, directoryOf(target, os), os);
+}
+
+export async function sealStagingFile(
+  handle: FileHandle,
+  target: WriteTarget,
+  options: Pick<AtomicWriteOptions, 'mode' | 'durable'>,
+): Promise<void> {
+  await handle.chmod(options.mode);
+  await keepOwner(handle, target);
+  if (options.durable) await handle.sync();
+}
+
+/** Renames (create mode: links) the sealed staging file over the target; on failure it is removed. */
+export async function publishStagingFile(
+  staged: string,
+  target: WriteTarget,
+  options: Pick<AtomicWriteOptions, 'os' | 'createOnly' | 'durable'>,
+): Promise<void> {
+  const name = target.access ?? target.path;
+  try {
+    if (options.createOnly) await publishExclusive(staged, name, target.path);
+    else await renameOver(staged, name, target.path);
+  } catch (error) {
+    await unlink(fsPathArg(staged)).catch(() => undefined);
+    throw fromOsError(error, target.path);
+  }
+  if (options.durable) await syncDirectory(directoryOf(target, options.os), options.os);
+}
+
+function directoryOf(target: WriteTarget, os: HostOs): string {
+  const name = target.access ?? target.path;
+  return parentPath(os, name) ?? name;
+}
+
+async function createTemp(target: string, directory: string, os: HostOs): Promise<StagingFile> {
   for (let attempt = 0; attempt < TEMP_NAME_ATTEMPTS; attempt++) {
-    const path = tempSiblingName(os, directory);
+    const name = tempSiblingName();
+    const path = joinPath(os, directory, name);
     try {
-      return { path, handle: await open(fsPathArg(path), TEMP_FLAGS, TEMP_MODE) };
+      return { path, name, handle: await open(fsPathArg(path), TEMP_FLAGS, TEMP_MODE) };
     } catch (error) {
       if (hasErrno(error, 'EEXIST')) continue;
       if (hasErrno(error, 'ENOENT')) {

@@ -6,17 +6,21 @@ import type { Operation } from './operation.js';
 import { canonicalizeOperation } from './ops/canonicalize.js';
 import { copyOperation } from './ops/copy.js';
 import { createDirectoryOperation } from './ops/create-directory.js';
+import { discardStagedOperation } from './ops/discard-staged.js';
 import { editOperation } from './ops/edit.js';
 import { getMetadataOperation } from './ops/get-metadata.js';
 import { openForReadOperation } from './ops/open-for-read.js';
+import { publishStagedOperation } from './ops/publish-staged.js';
 import { readDirectoryOperation } from './ops/read-directory.js';
 import { readFileOperation } from './ops/read-file.js';
 import { readRangeOperation } from './ops/read-range.js';
 import { readTextFileOperation } from './ops/read-text-file.js';
 import { removeOperation } from './ops/remove.js';
 import { removeTempsOperation } from './ops/remove-temps.js';
+import { stageWriteOperation } from './ops/stage-write.js';
 import { walkOperation } from './ops/walk.js';
 import { writeFileOperation } from './ops/write-file.js';
+import { writeRangeOperation } from './ops/write-range.js';
 import { fromOsError } from './os-error.js';
 import { isPlainObject } from './params.js';
 import type { HelperReply } from './protocol.js';
@@ -36,6 +40,10 @@ const OPERATIONS: { readonly [M in HelperMethod]: Operation<M> } = {
   'fs/walk': walkOperation,
   'fs/openForRead': openForReadOperation,
   'fs/readRange': readRangeOperation,
+  'fs/stageWrite': stageWriteOperation,
+  'fs/writeRange': writeRangeOperation,
+  'fs/publishStaged': publishStagedOperation,
+  'fs/discardStaged': discardStagedOperation,
   'fs/removeTemps': removeTempsOperation,
 };
 

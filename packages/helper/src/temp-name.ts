@@ -1,4 +1,4 @@
-import { type HostOs, joinPath, taggedTempName } from '@fs-sandbox/policy/core';
+import { taggedTempName } from '@fs-sandbox/policy/core';
 
 let counter = 0;
 let requestTag: string | null = null;
@@ -13,15 +13,15 @@ export function tagTemporaryNames(tag: string): void {
 }
 
 /**
- * A fresh hidden name next to `directory` for a file that is being prepared. The name need not be
+ * A fresh hidden name for a file that is being prepared beside its target. The name need not be
  * unpredictable: it is always created with O_EXCL (never opened if it exists), so a planted file or
  * symlink only makes the caller retry with the next name.
  */
-export function tempSiblingName(os: HostOs, directory: string): string {
+export function tempSiblingName(): string {
   counter += 1;
-  if (requestTag !== null) return joinPath(os, directory, taggedTempName(requestTag, counter));
+  if (requestTag !== null) return taggedTempName(requestTag, counter);
   const unique = `${process.pid.toString(36)}-${counter.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
-  return joinPath(os, directory, `.fs-sandbox-${unique}.tmp`);
+  return `.fs-sandbox-${unique}.tmp`;
 }
 
 /** How many fresh names to try before giving up (each collision means someone planted that name). */

@@ -49,3 +49,11 @@ function lastSymbolProblem(text: string, dataLength: number): string | null {
   }
   return null;
 }
+
+/** Bytes a base64 string decodes to, without decoding it (for the audit log and the statistics). */
+export function decodedBase64Length(text: string): number {
+  let padding = 0;
+  if (text.endsWith('==')) padding = 2;
+  else if (text.endsWith('=')) padding = 1;
+  return Math.max(0, Math.floor((text.length * 3) / 4) - padding);
+}

@@ -5,6 +5,15 @@ export const LIMITS = {
   /** fs/readBlock `len` range. */
   readBlockMinLen: 1,
   readBlockMaxLen: 1024 * 1024,
+  /** fs/writeBlock chunk size range (decoded bytes). */
+  writeBlockMinLen: 1,
+  writeBlockMaxLen: 1024 * 1024,
+  /**
+   * The size a file written through a write handle (fs/open `mode: "replace"` + fs/writeBlock) may
+   * reach: no block may end beyond it. The blocks go to a staging file on the target's file system,
+   * which is why this is a bound and not a memory budget.
+   */
+  writeHandleMaxBytes: 16 * 1024 * 1024 * 1024,
   /** Open read handles per connection, and handle id length in bytes. */
   maxOpenHandlesPerConnection: 128,
   handleIdMaxBytes: 32,

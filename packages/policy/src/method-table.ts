@@ -1,6 +1,11 @@
 import type { z } from 'zod';
-import { FsError } from './error-kinds.js';
-import { assertHandleIdLength, assertReadBlockLength, assertWalkLimits } from './request-bounds.js';
+import { decodedBase64Length } from './base64.js';
+import {
+  assertHandleIdLength,
+  assertReadBlockLength,
+  assertWalkLimits,
+  assertWriteBlock,
+} from './request-bounds.js';
 import * as params from './schemas/fs-params.js';
 import * as results from './schemas/fs-results.js';
 import { assertEditBounds, assertTextWindow } from './text-bounds.js';
@@ -145,24 +150,15 @@ export const METHOD_TABLE = {
     checkBounds: (parsed: z.output<typeof params.walkParamsSchema>) => assertWalkLimits(parsed.options),
   },
   'fs/open': {
-    summary: 'Open a read handle on a regular file, under the given sandbox.',
+    summary:
+      'Open a read handle on a regular file, or with `mode: "replace"` a write handle whose blocks replace the file atomically on fs/close.',
     params: params.openParamsSchema,
     result: results.openResultSchema,
     answeredBy: 'server',
     exposed: true,
     paths: { path: 'read' },
     orderedBy: 'handleId',
-    checkBounds: (parsed: z.output<typeof params.openParamsSchema>) => {
-      assertHandleIdLength(parsed.handleId);
-      // Write streaming would need a sandboxed writer that outlives one helper run; until that
-      // exists it is refused outright rather than written outside the helper.
-      if (parsed.mode === 'replace') {
-        throw new FsError(
-          'invalid_request',
-          'fs/open mode `replace` (write streaming) is not supported by fs-sandbox; use fs/writeFile',
-        );
-      }
-    },
+    checkBounds: (parsed: z.output<typeof params.openParamsSchema>) => assertHandleIdLength(parsed.handleId),
   },
   'fs/readBlock': {
     summary: 'Read one block of an open handle (each block is one sandboxed read).',
@@ -178,8 +174,23 @@ export const METHOD_TABLE = {
       assertReadBlockLength(parsed.len);
     },
   },
+  'fs/writeBlock': {
+    summary: 'Write one block of a write handle at its offset (each block is one sandboxed write).',
+    params: params.writeBlockParamsSchema,
+    result: results.emptyResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: {},
+    binary: { params: 'chunk' },
+    orderedBy: 'handleId',
+    checkBounds: (parsed: z.output<typeof params.writeBlockParamsSchema>) => {
+      assertHandleIdLength(parsed.handleId);
+      assertWriteBlock(parsed.offset, decodedBase64Length(parsed.chunk));
+    },
+  },
   'fs/close': {
-    summary: 'Close a read handle (closing an unknown one succeeds).',
+    summary:
+      'Close a handle: a write handle publishes what was written, atomically (closing an unknown one succeeds).',
     params: params.closeParamsSchema,
     result: results.emptyResultSchema,
     answeredBy: 'server',
@@ -205,6 +216,41 @@ export const METHOD_TABLE = {
     paths: { path: 'read' },
     binary: { result: 'chunk' },
     checkBounds: (parsed: z.output<typeof params.readRangeParamsSchema>) => assertReadBlockLength(parsed.len),
+  },
+  'fs/stageWrite': {
+    summary: 'Check a file may be written and make the staging file beside it (behind a write handle).',
+    params: params.stageWriteParamsSchema,
+    result: results.stageWriteResultSchema,
+    answeredBy: 'helper',
+    exposed: false,
+    paths: { path: 'write' },
+  },
+  'fs/writeRange': {
+    summary: "One positional write into a write handle's staging file (behind fs/writeBlock).",
+    params: params.writeRangeParamsSchema,
+    result: results.emptyResultSchema,
+    answeredBy: 'helper',
+    exposed: false,
+    paths: { path: 'write' },
+    binary: { params: 'chunk' },
+    checkBounds: (parsed: z.output<typeof params.writeRangeParamsSchema>) =>
+      assertWriteBlock(parsed.offset, decodedBase64Length(parsed.chunk)),
+  },
+  'fs/publishStaged': {
+    summary: "Replace the file with its write handle's staging file, atomically (behind fs/close).",
+    params: params.stagedFileParamsSchema,
+    result: results.emptyResultSchema,
+    answeredBy: 'helper',
+    exposed: false,
+    paths: { path: 'write' },
+  },
+  'fs/discardStaged': {
+    summary: "Remove an abandoned write handle's staging file (its connection closed, a block failed).",
+    params: params.stagedFileParamsSchema,
+    result: results.emptyResultSchema,
+    answeredBy: 'helper',
+    exposed: false,
+    paths: { path: 'write' },
   },
   'fs/removeTemps': {
     summary: 'Remove the temporary files a killed helper left (only names with its tag).',

@@ -37,6 +37,22 @@ export function assertReadBlockLength(len: number): void {
   }
 }
 
+/** One block written through a write handle (fs/writeBlock, fs/writeRange): its length and where it ends. */
+export function assertWriteBlock(offset: number, length: number): void {
+  if (length < LIMITS.writeBlockMinLen || length > LIMITS.writeBlockMaxLen) {
+    throw new FsError(
+      'invalid_request',
+      `file write block length must be between ${LIMITS.writeBlockMinLen} and ${LIMITS.writeBlockMaxLen}`,
+    );
+  }
+  if (offset + length > LIMITS.writeHandleMaxBytes) {
+    throw new FsError(
+      'file_too_large',
+      `a file written through a write handle may be at most ${LIMITS.writeHandleMaxBytes} bytes; this block would end at ${offset + length}`,
+    );
+  }
+}
+
 /** The byte length of a client-chosen read handle id (fs/open, fs/readBlock, fs/close). */
 export function assertHandleIdLength(handleId: string): void {
   const bytes = Buffer.byteLength(handleId, 'utf8');

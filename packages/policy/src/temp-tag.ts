@@ -15,3 +15,9 @@ export function taggedTempName(tag: string, counter: number): string {
 export function isTaggedTempName(name: string, tag: string): boolean {
   return name.startsWith(`${PREFIX}${tag}-`) && name.endsWith('.tmp');
 }
+
+/**
+ * Every temporary name the helper makes (tagged, or untagged in-process: `.fs-sandbox-<pid>-<n>-<random>.tmp`).
+ * A write handle's staging file is one of them; the helper accepts no other name as one.
+ */
+export const STAGED_NAME = /^\.fs-sandbox-[0-9a-z-]{1,64}\.tmp$/;

@@ -299,13 +299,10 @@ describe('parseParams', () => {
     expect(
       failure(() => parseParams('fs/open', { handleId: 'h', path: 'file:///x', mode: 'append' })).message,
     ).toBe('unknown variant `append`, expected `read` or `replace`');
-    const replace = failure(() =>
-      parseParams('fs/open', { handleId: 'h', path: 'file:///x', mode: 'replace' }),
-    );
-    expect([replace.kind, replace.message]).toEqual([
-      'invalid_request',
-      'fs/open mode `replace` (write streaming) is not supported by fs-sandbox; use fs/writeFile',
-    ]);
+    expect(parseParams('fs/open', { handleId: 'h', path: 'file:///x', mode: 'replace' })).toMatchObject({
+      mode: 'replace',
+    });
+    expect(parseParams('fs/open', { handleId: 'h', path: 'file:///x' })).toMatchObject({ mode: 'read' });
     const handleId = 'x'.repeat(33);
     for (const badLength of [
       () => parseParams('fs/open', { handleId, path: 'file:///x' }),
@@ -341,6 +338,7 @@ describe('parseParams', () => {
   });
 });
 
+const STAGED = { name: '.fs-sandbox-0123456789abcdef01234567-1.tmp', dev: '1', ino: '2' };
 const WALK_OPTIONS = { maxDepth: 2, maxDirectories: 10, maxEntries: 10, followDirectorySymlinks: false };
 
 /** Valid params for every method with a schema; the Record type makes a new method need a row. */
@@ -358,14 +356,21 @@ const VALID_PARAMS: Record<Method, Record<string, unknown>> = {
   'fs/walk': { path: 'file:///w', options: WALK_OPTIONS },
   'fs/open': { handleId: 'h', path: 'file:///w/a' },
   'fs/readBlock': { handleId: 'h', offset: 0, len: 1 },
+  'fs/writeBlock': { handleId: 'h', offset: 0, chunk: 'aGk=' },
   'fs/close': { handleId: 'h' },
   'fs/openForRead': { path: 'file:///w/a' },
+  'fs/stageWrite': { path: 'file:///w/a' },
+  'fs/writeRange': { path: 'file:///w/a', staged: STAGED, offset: 0, chunk: 'aGk=' },
+  'fs/publishStaged': { path: 'file:///w/a', staged: STAGED },
+  'fs/discardStaged': { path: 'file:///w/a', staged: STAGED },
   'fs/readRange': { path: 'file:///w/a', offset: 0, len: 1 },
   'fs/removeTemps': { path: 'file:///w', tag: '0123456789abcdef01234567', recursive: false },
   initialize: { clientName: 'test' },
 };
 const METHODS = Object.keys(VALID_PARAMS) as Method[];
-const WITH_SANDBOX = METHODS.filter((method) => !['fs/readBlock', 'fs/close', 'initialize'].includes(method));
+const WITH_SANDBOX = METHODS.filter(
+  (method) => !['fs/readBlock', 'fs/writeBlock', 'fs/close', 'initialize'].includes(method),
+);
 // The handshake accepts fields beyond `clientName`, as the reference does.
 const STRICT = METHODS.filter((method) => method !== 'initialize');
 

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { homedir, tmpdir } from 'node:os';
-import { currentHostOs, FsError, nativeToPathUri } from '@fs-sandbox/policy';
+import { currentHostOs, FsError, nativeToPathUri, type WireResultOf } from '@fs-sandbox/policy';
 import packageJson from '../../package.json' with { type: 'json' };
-import type { EnvironmentInfo, InitializeResult } from './rpc-messages.js';
+
+type InitializeResult = WireResultOf<'initialize'>;
+export type EnvironmentInfo = InitializeResult['environmentInfo'];
 
 /**
  * Per-connection handshake, as the Codex exec-server does it: `initialize` once, then the `initialized`
@@ -36,7 +38,12 @@ export function describeEnvironment(): EnvironmentInfo {
     platformOs: os,
     temporaryDirectories: [temp],
     tempDir: temp,
-    capabilities: { sandboxedFileStreaming: true, writeFileModes: true, errorKinds: true },
+    capabilities: {
+      sandboxedFileStreaming: true,
+      fileWriteStreaming: true,
+      writeFileModes: true,
+      errorKinds: true,
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import {
+  decodedBase64Length,
   descriptorOf,
   isExposedMethod,
   isHelperMethod,
@@ -9,8 +10,8 @@ import {
   type ServerMethod,
 } from '@fs-sandbox/policy';
 import type { CallOptions, FsMethod } from '../broker-api.js';
-import { decodedBase64Length } from './encode-reply.js';
-import type { ReadHandleManager } from './read-handles.js';
+
+import type { FileHandleManager } from './file-handles.js';
 import type { ServerBroker } from './server-broker.js';
 
 /**
@@ -29,7 +30,7 @@ export interface OperationFacts {
 
 export interface ServerCallContext {
   broker: ServerBroker;
-  handles: ReadHandleManager;
+  handles: FileHandleManager;
   call: CallOptions & { signal: AbortSignal };
   facts: OperationFacts;
 }
@@ -40,6 +41,7 @@ type MethodHandler = (params: unknown, context: ServerCallContext) => Promise<un
 const SERVER_HANDLERS: { readonly [M in Exclude<ServerMethod, 'initialize'>]: MethodHandler } = {
   'fs/open': openHandle,
   'fs/readBlock': readBlock,
+  'fs/writeBlock': writeBlock,
   'fs/close': closeHandle,
 };
 
@@ -93,12 +95,13 @@ function parseServerParams<M extends ServerMethod>(method: M, params: unknown) {
 }
 
 async function openHandle(params: unknown, context: ServerCallContext): Promise<unknown> {
-  const { handleId } = parseServerParams('fs/open', params);
-  // Valid as a whole now; the broker's fs/openForRead parses the path and context for the operation.
+  const { handleId, mode } = parseServerParams('fs/open', params);
+  // Valid as a whole now; the broker's fs/openForRead or fs/stageWrite parses the path and context
+  // for the operation.
   const { path, sandbox } = params as ParamsIn<'fs/open'>;
   context.facts.paths = [path];
   const handle = await context.handles.open(
-    { handleId, path, sandbox: sandbox ?? null },
+    { handleId, path, mode, sandbox: sandbox ?? null },
     context.call.signal,
   );
   context.facts.sandboxed = handle.sandboxed;
@@ -117,8 +120,21 @@ async function readBlock(params: unknown, context: ServerCallContext): Promise<u
   return block;
 }
 
+async function writeBlock(params: unknown, context: ServerCallContext): Promise<unknown> {
+  const request = parseServerParams('fs/writeBlock', params);
+  const existing = context.handles.get(request.handleId);
+  if (existing) {
+    context.facts.paths = [existing.path];
+    context.facts.sandboxed = existing.sandboxed;
+  }
+  await context.handles.write(request, context.call.signal);
+  context.facts.bytesWritten = binaryLength(request.chunk);
+  return {};
+}
+
 async function closeHandle(params: unknown, context: ServerCallContext): Promise<unknown> {
-  const closed = context.handles.close(parseServerParams('fs/close', params).handleId);
+  const { handleId } = parseServerParams('fs/close', params);
+  const closed = await context.handles.close(handleId, context.call.signal);
   if (closed) {
     context.facts.paths = [closed.path];
     context.facts.sandboxed = closed.sandboxed;

@@ -1,7 +1,9 @@
 import { FsError } from '@fs-sandbox/policy';
 import type { AuditSink } from './audit-log.js';
 import { type EncodedReply, encodeReplyParts } from './encode-reply.js';
+import { FileHandleManager } from './file-handles.js';
 import {
+  type EnvironmentInfo,
   type HandshakeState,
   handshakeError,
   initializeResult,
@@ -9,16 +11,9 @@ import {
 } from './handshake.js';
 import { handlerFor, type OperationFacts, orderingKey, parseInitializeParams } from './method-handlers.js';
 import { parseMessage, quoteBounded, type TransportLabel } from './parse-message.js';
-import { ReadHandleManager } from './read-handles.js';
 import type { ReplyAccount, ReplyBudget } from './reply-budget.js';
 import { RequestScheduler, type SchedulerLimits } from './request-scheduler.js';
-import {
-  type EnvironmentInfo,
-  HANDSHAKE_METHODS,
-  type Reply,
-  type RequestId,
-  UNPARSABLE_ID,
-} from './rpc-messages.js';
+import { HANDSHAKE_METHODS, type Reply, type RequestId, UNPARSABLE_ID } from './rpc-messages.js';
 import type { ServerBroker } from './server-broker.js';
 import type { ServerStats } from './server-stats.js';
 import { errorKindOf, MethodNotFoundError, toRpcError } from './wire-errors.js';
@@ -54,7 +49,8 @@ export interface ReplyOutput {
 export class RpcConnection {
   private state: HandshakeState = 'new';
   private closed = false;
-  private readonly handles: ReadHandleManager;
+  private readonly handles: FileHandleManager;
+  private cleanedUp: Promise<void> = Promise.resolve();
   private readonly scheduler: RequestScheduler;
   private readonly unsent: ReplyAccount;
   private readonly running = new Set<AbortController>();
@@ -65,7 +61,7 @@ export class RpcConnection {
     private readonly settings: ConnectionSettings,
     private readonly output: ReplyOutput,
   ) {
-    this.handles = new ReadHandleManager(settings.broker, settings.maxHandles);
+    this.handles = new FileHandleManager(settings.broker, settings.maxHandles);
     this.unsent = settings.replyBudget.open(() => this.scheduler.resume());
     this.scheduler = new RequestScheduler(settings.scheduler, (running) => this.unsent.mayStart(running));
   }
@@ -125,18 +121,22 @@ export class RpcConnection {
   /** The peer stopped sending but may still read: finish what was accepted, then close. */
   async drain(): Promise<void> {
     await this.scheduler.whenIdle();
-    this.close();
+    await this.close();
   }
 
-  /** The peer is gone: abort running broker calls (their helpers are killed) and drop the rest. */
-  close(): void {
-    if (this.closed) return;
+  /**
+   * The peer is gone: abort running broker calls (their helpers are killed) and drop the rest. The
+   * promise settles once the handles' clean-up (abandoned write handles' staging files) is done.
+   */
+  close(): Promise<void> {
+    if (this.closed) return this.cleanedUp;
     this.closed = true;
     this.scheduler.dropWaiting();
     for (const controller of this.running)
       controller.abort(new FsError('internal_error', 'connection closed'));
-    this.handles.closeAll();
+    this.cleanedUp = this.handles.closeAll();
     this.unsent.close();
+    return this.cleanedUp;
   }
 
   private dispatch(id: RequestId, method: string, params: unknown, bytes: number): void {

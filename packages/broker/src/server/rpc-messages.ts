@@ -35,32 +35,3 @@ export type Reply = SuccessReply | ErrorReply;
 
 /** Our own methods beside the filesystem ones. */
 export const HANDSHAKE_METHODS = { initialize: 'initialize', initialized: 'initialized' } as const;
-
-/** What `initialize` answers (as the reference, but only fields and capabilities we can honestly claim). */
-export interface InitializeResult {
-  sessionId: string;
-  environmentInfo: EnvironmentInfo;
-}
-
-export interface EnvironmentInfo {
-  executor: 'fs-sandbox';
-  executorVersion: string;
-  cwd: string;
-  userHomeDir: string;
-  platformOs: string;
-  temporaryDirectories: string[];
-  tempDir: string;
-  capabilities: ServerCapabilities;
-}
-
-/**
- * Capabilities are listed only when true: a Codex client treats an absent bit as "unsupported", so
- * omitting `fileWriteStreaming` keeps it from ever sending fs/open `mode:"replace"` or fs/writeBlock.
- */
-export interface ServerCapabilities {
-  sandboxedFileStreaming: true;
-  /** fs/writeFile accepts `mode` ("overwrite" | "create") and `expectedSha256`. */
-  writeFileModes: true;
-  /** Every error carries `data.errorKind` (docs/architecture.md, "Errors"). */
-  errorKinds: true;
-}

@@ -1,12 +1,12 @@
 import type { Readable, Writable } from 'node:stream';
 import { LIMITS } from '@fs-sandbox/policy';
 import type { AuditSink } from './audit-log.js';
+import type { EnvironmentInfo } from './handshake.js';
 import { describeEnvironment } from './handshake.js';
 import { originVerifier } from './origin-check.js';
 import type { TransportLabel } from './parse-message.js';
 import { ReplyBudget } from './reply-budget.js';
 import { type ConnectionSettings, type ReplyOutput, RpcConnection } from './rpc-connection.js';
-import type { EnvironmentInfo } from './rpc-messages.js';
 import type { ServerBroker } from './server-broker.js';
 import { ServerStats, type ServerStatsSnapshot, type StatsSource } from './server-stats.js';
 import { serveStdio } from './stdio-transport.js';
@@ -145,9 +145,9 @@ export function createServer(options: ServerOptions): FsRpcServer {
     },
 
     async close() {
-      for (const connection of connections) connection.close();
+      const closing = [...connections].map((connection) => connection.close());
       connections.clear();
-      await Promise.all([...listeners].map((listener) => listener.close()));
+      await Promise.all([...closing, ...[...listeners].map((listener) => listener.close())]);
       listeners.clear();
     },
   };

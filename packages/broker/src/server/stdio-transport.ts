@@ -47,9 +47,8 @@ export function serveStdio(
     const finish = () => {
       if (finished) return;
       finished = true;
-      connection.close();
       input.off('data', onData);
-      resolve();
+      void connection.close().then(resolve);
     };
     const splitter = new LineSplitter(maxMessageBytes, {
       line: (bytes) => connection.receive(bytes),

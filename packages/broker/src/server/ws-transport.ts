@@ -129,7 +129,7 @@ function attach(ws: WebSocket, options: WebSocketListenOptions): void {
   ws.on('error', () => undefined);
   ws.on('close', () => {
     wake();
-    connection.close();
+    void connection.close();
     options.closed(connection);
   });
 }

@@ -11,6 +11,8 @@ import type { ServerBroker } from '../../src/server/server-broker.js';
  */
 export class FakeBroker implements ServerBroker {
   readonly files = new Map<string, Buffer>();
+  /** Write handles' staging content by target path (fs/stageWrite until fs/publishStaged or fs/discardStaged). */
+  readonly staging = new Map<string, Buffer>();
   readonly calls: Array<{ method: string; params: unknown }> = [];
   /** Calls on these paths wait until released or aborted. */
   readonly holdPaths = new Set<string>();
@@ -65,6 +67,12 @@ export class FakeBroker implements ServerBroker {
     });
   }
 
+  private stagingOf(path: string): Buffer {
+    const staged = this.staging.get(path);
+    if (!staged) throw new FsError('not_found', `no staging file for ${path}`);
+    return staged;
+  }
+
   private perform(method: string, fields: Record<string, unknown>, path: string): unknown {
     if (typeof fields.path !== 'string' || !fields.path.startsWith('file:///')) {
       throw new FsError('invalid_params', 'invalid URI: relative URL without a base');
@@ -96,6 +104,25 @@ export class FakeBroker implements ServerBroker {
         const chunk = data.subarray(offset, offset + Number(fields.len));
         return { chunk, eof: chunk.length < Number(fields.len) };
       }
+      case 'fs/stageWrite':
+        this.staging.set(path, Buffer.alloc(0));
+        return { staged: { name: '.fs-sandbox-0123456789abcdef01234567-1.tmp', dev: '1', ino: '7' } };
+      case 'fs/writeRange': {
+        const staged = this.stagingOf(path);
+        const chunk = Buffer.from(String(fields.chunk), 'base64');
+        const end = Number(fields.offset) + chunk.length;
+        const grown = Buffer.concat([staged, Buffer.alloc(Math.max(0, end - staged.length))]);
+        chunk.copy(grown, Number(fields.offset));
+        this.staging.set(path, grown);
+        return {};
+      }
+      case 'fs/publishStaged':
+        this.files.set(path, this.stagingOf(path));
+        this.staging.delete(path);
+        return {};
+      case 'fs/discardStaged':
+        this.staging.delete(path);
+        return {};
       default:
         throw new FsError('internal_error', `fake broker has no ${method}`);
     }
@@ -190,7 +217,12 @@ export function makeServer(options: Partial<ServerOptions> & { broker?: ServerBr
       platformOs: 'linux',
       temporaryDirectories: ['file:///tmp'],
       tempDir: 'file:///tmp',
-      capabilities: { sandboxedFileStreaming: true, writeFileModes: true, errorKinds: true },
+      capabilities: {
+        sandboxedFileStreaming: true,
+        fileWriteStreaming: true,
+        writeFileModes: true,
+        errorKinds: true,
+      },
     },
     ...options,
     broker,

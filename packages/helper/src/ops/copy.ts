@@ -212,7 +212,7 @@ async function copySymlink(
   const name = target.access ?? target.path;
   const directory = parentPath(os, name) ?? name;
   for (let attempt = 0; attempt < TEMP_NAME_ATTEMPTS; attempt++) {
-    const temp = tempSiblingName(os, directory);
+    const temp = joinPath(os, directory, tempSiblingName());
     try {
       await symlink(linkTarget, fsPathArg(temp));
     } catch (error) {

@@ -1,6 +1,7 @@
 import { assertEditBounds, FsError, LIMITS } from '@fs-sandbox/policy/core';
 import { atomicWrite } from '../atomic-write.js';
 import { displayPath } from '../display-path.js';
+import { modeForReplacement } from '../file-mode.js';
 import { sha256OfBytes } from '../hash-file.js';
 import { openRegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
@@ -10,7 +11,7 @@ import { decodeText, encodeText, lineEndingOf, textTooLarge } from '../text-code
 import { applyEdits, type TextEdit } from '../text-edits.js';
 import { withWriteTarget } from '../write-target.js';
 import { readTextBytes } from './read-text-file.js';
-import { assertExpectedHash, keptMode, SHA256_HEX, unchangedSince } from './write-file.js';
+import { assertExpectedHash, SHA256_HEX, unchangedSince } from './write-file.js';
 
 function parseEdits(raw: Record<string, unknown>): TextEdit[] {
   const value = raw.edits;
@@ -104,7 +105,7 @@ export const editOperation: Operation<'fs/edit'> = {
           await atomicWrite(target, {
             os: context.os,
             createOnly: false,
-            mode: keptMode(target.existing),
+            mode: modeForReplacement(target.existing),
             durable: true,
             fill: (handle) => handle.writeAll(output),
             beforePublish: unchangedSince(target, file.stats),

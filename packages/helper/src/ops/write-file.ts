@@ -1,9 +1,9 @@
 import type { BigIntStats } from 'node:fs';
-import { readFileSync } from 'node:fs';
 import type { WriteMode } from '@fs-sandbox/policy';
 import { FsError, fsPathArg, type HostOs, type PathGuard } from '@fs-sandbox/policy/core';
 import { atomicWrite } from '../atomic-write.js';
 import { displayPath } from '../display-path.js';
+import { modeForReplacement } from '../file-mode.js';
 import { lstat } from '../fs-async.js';
 import { sameVersion, sha256OfFile } from '../hash-file.js';
 import type { Operation } from '../operation.js';
@@ -22,47 +22,10 @@ export interface WriteFileOptions {
   permissions?: number;
 }
 
-/** What open(2) with 0666 gives a new file, as editors and the Codex reference do. */
-const NEW_FILE_BITS = 0o666;
-// setuid/setgid are not carried over to new content: the kernel clears them on any write to the
-// old file too, and keeping them would bless bytes nobody reviewed with elevated rights.
-const KEPT_MODE_BITS = 0o1777;
 /** An `expectedSha256` as the helper accepts it (the broker's schema also lower-cases it). */
 export const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 /** Same as the schema: three octal digits, optionally after a 0; no setuid, setgid or sticky bit. */
 const PERMISSIONS_OCTAL = /^0?[0-7]{3}$/;
-
-/**
- * The mode a new file gets: 0666 under the process umask. The helper's umask is the broker's
- * (bwrap passes it through), which is the umask of whoever started the broker.
- */
-export function newFileMode(): number {
-  return NEW_FILE_BITS & ~currentUmask();
-}
-
-const UMASK_LINE = /^Umask:\s*([0-7]+)$/m;
-
-/**
- * Linux reports the umask in /proc/self/status (since 4.7) without changing it. process.umask()
- * with no argument sets the mask to 0 and back, and a file the thread pool creates meanwhile
- * would get 0666/0777; it is the fallback where /proc does not say.
- */
-function currentUmask(): number {
-  if (process.platform === 'linux') {
-    try {
-      const found = UMASK_LINE.exec(readFileSync('/proc/self/status', 'latin1'));
-      if (found?.[1] !== undefined) return Number.parseInt(found[1], 8);
-    } catch {
-      // No /proc in this mount namespace: fall through.
-    }
-  }
-  return process.umask();
-}
-
-/** The mode new content of an existing file gets: its own, less setuid and setgid. */
-export function keptMode(existing: BigIntStats): number {
-  return Number(existing.mode) & KEPT_MODE_BITS;
-}
 
 function hashMismatch(path: string, detail: string): FsError {
   return new FsError('hash_mismatch', `expectedSha256 does not match ${displayPath(path)}: ${detail}`);
@@ -84,8 +47,7 @@ export async function writeFileAt(path: string, data: Uint8Array, options: Write
         options.expectedSha256 === undefined
           ? undefined
           : await checkExpectedHash(target, options.expectedSha256);
-      const mode =
-        options.permissions ?? (target.existing === null ? newFileMode() : keptMode(target.existing));
+      const mode = options.permissions ?? modeForReplacement(target.existing);
       await atomicWrite(target, {
         os: options.os,
         createOnly,

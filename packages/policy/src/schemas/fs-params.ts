@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits.js';
-import { TEMP_TAG } from '../temp-tag.js';
+import { STAGED_NAME, TEMP_TAG } from '../temp-tag.js';
 import {
   decimalSchema,
   optionalFlagSchema,
@@ -132,9 +132,11 @@ export const handleIdSchema = z.string();
 export const openParamsSchema = z.strictObject({
   handleId: handleIdSchema,
   path: requestPathSchema,
-  // `replace` is the reference's write streaming, which this server does not offer; it is named
-  // here so `append` still gets the reference's message, and refused after parsing with a clear one.
-  mode: z.enum(['read', 'replace']).nullish(),
+  /** `replace`: a write handle; the blocks written replace the file atomically on fs/close. */
+  mode: z
+    .enum(['read', 'replace'])
+    .nullish()
+    .transform((mode) => mode ?? 'read'),
   sandbox,
 });
 
@@ -142,6 +144,12 @@ export const readBlockParamsSchema = z.strictObject({
   handleId: handleIdSchema,
   offset: u64Schema,
   len: u64Schema,
+});
+
+export const writeBlockParamsSchema = z.strictObject({
+  handleId: handleIdSchema,
+  offset: u64Schema,
+  chunk: z.string(),
 });
 
 export const closeParamsSchema = z.strictObject({ handleId: handleIdSchema });
@@ -157,6 +165,36 @@ export const readRangeParamsSchema = z.strictObject({
   offset: u64Schema,
   len: u64Schema,
   identity: fileIdentitySchema.nullish(),
+  sandbox,
+});
+
+/**
+ * The staging file of a write handle: a temporary name beside the target, made by fs/stageWrite,
+ * and the identity it had then. Every later step finds it again through the target's directory and
+ * refuses a name that no longer holds that very file.
+ */
+const stagedFileSchema = z.strictObject({
+  name: z.string().regex(STAGED_NAME),
+  dev: decimalSchema,
+  ino: decimalSchema,
+});
+
+/** Internal helper op behind fs/open `mode: "replace"`: checks the target is writable, makes the staging file. */
+export const stageWriteParamsSchema = z.strictObject({ path: requestPathSchema, sandbox });
+
+/** Internal helper op behind fs/writeBlock: one positional write into the staging file. */
+export const writeRangeParamsSchema = z.strictObject({
+  path: requestPathSchema,
+  staged: stagedFileSchema,
+  offset: u64Schema,
+  chunk: z.string(),
+  sandbox,
+});
+
+/** Internal helper ops behind fs/close of a write handle (publish) and its abandonment (discard). */
+export const stagedFileParamsSchema = z.strictObject({
+  path: requestPathSchema,
+  staged: stagedFileSchema,
   sandbox,
 });
 

@@ -79,12 +79,15 @@ export const openForReadResultSchema = z.object({ size: u64Schema, dev: decimalS
 
 export const readRangeResultSchema = z.object({ chunk: z.string(), eof: z.boolean() });
 
-/**
- * Capabilities are listed only when true: a Codex client treats an absent bit as "unsupported", so
- * leaving out `fileWriteStreaming` keeps it from ever sending fs/open `mode:"replace"` or fs/writeBlock.
- */
+export const stageWriteResultSchema = z.object({
+  staged: z.object({ name: z.string(), dev: decimalSchema, ino: decimalSchema }),
+});
+
+/** Capabilities are listed only when true: a Codex client treats an absent bit as "unsupported". */
 export const serverCapabilitiesSchema = z.object({
   sandboxedFileStreaming: z.literal(true),
+  /** fs/open `mode: "replace"` and fs/writeBlock: writes larger than one message, published on fs/close. */
+  fileWriteStreaming: z.literal(true),
   /** fs/writeFile accepts `mode` ("overwrite" | "create") and `expectedSha256`. */
   writeFileModes: z.literal(true),
   /** Every error carries `data.errorKind`. */

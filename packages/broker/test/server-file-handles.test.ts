@@ -227,16 +227,8 @@ describe('read handles', () => {
     await client.end();
   });
 
-  it('refuses write streaming with a typed error and rejects unknown modes like serde', async () => {
+  it('rejects unknown modes like serde', async () => {
     const { client, broker } = await withDigits();
-    expect(await client.request('fs/open', { handleId: 'w', path: DIGITS, mode: 'replace' }, 1)).toEqual({
-      error: {
-        code: -32600,
-        message: 'fs/open mode `replace` (write streaming) is not supported by fs-sandbox; use fs/writeFile',
-        data: { errorKind: 'invalid_request' },
-      },
-      id: 1,
-    });
     expect(
       (await client.request('fs/open', { handleId: 'w', path: DIGITS, mode: 'append' })).error,
     ).toMatchObject({
@@ -279,6 +271,112 @@ describe('read handles', () => {
     expect((await client.replyFor(2)).result).toEqual({ chunk: 'MDEy', eof: false });
     expect((await client.replyFor(3)).result).toEqual({});
     expect((await client.replyFor(4)).error?.code).toBe(-32004);
+    await client.end();
+  });
+});
+
+describe('write handles', () => {
+  const TARGET = 'file:///w/out.bin';
+  const block = (text: string) => Buffer.from(text).toString('base64');
+
+  it('stages blocks at their offsets and publishes them only on close', async () => {
+    const { client, broker } = await readyClient();
+    broker.files.set(TARGET, Buffer.from('old'));
+    const sandbox = null;
+    expect(
+      (await client.request('fs/open', { handleId: 'w', path: TARGET, mode: 'replace', sandbox })).result,
+    ).toEqual({ handleId: 'w' });
+    expect(
+      (await client.request('fs/writeBlock', { handleId: 'w', offset: 5, chunk: block('world') })).result,
+    ).toEqual({});
+    expect(
+      (await client.request('fs/writeBlock', { handleId: 'w', offset: 0, chunk: block('hello') })).result,
+    ).toEqual({});
+    // Until the close, the file is what it was.
+    expect(broker.files.get(TARGET)?.toString()).toBe('old');
+    expect((await client.request('fs/close', { handleId: 'w' })).result).toEqual({});
+    expect(broker.files.get(TARGET)?.toString()).toBe('helloworld');
+    expect(broker.calls.map((call) => call.method)).toEqual([
+      'fs/stageWrite',
+      'fs/writeRange',
+      'fs/writeRange',
+      'fs/publishStaged',
+    ]);
+    // Every step names the staging file fs/stageWrite made, under the handle's sandbox.
+    expect(broker.calls[1]?.params).toEqual({
+      path: TARGET,
+      staged: { name: '.fs-sandbox-0123456789abcdef01234567-1.tmp', dev: '1', ino: '7' },
+      offset: 5,
+      chunk: block('world'),
+      sandbox: null,
+    });
+    await client.end();
+  });
+
+  it('answers a block of the wrong kind of handle as the reference does (EBADF)', async () => {
+    const { client, broker } = await withDigits();
+    broker.files.set(TARGET, Buffer.from('old'));
+    await client.request('fs/open', { handleId: 'r', path: DIGITS });
+    await client.request('fs/open', { handleId: 'w', path: TARGET, mode: 'replace' });
+    const badDescriptor = {
+      code: -32603,
+      message: 'Bad file descriptor (os error 9)',
+      data: { errorKind: 'io_error' },
+    };
+    expect((await client.request('fs/readBlock', { handleId: 'w', offset: 0, len: 1 })).error).toEqual(
+      badDescriptor,
+    );
+    expect(
+      (await client.request('fs/writeBlock', { handleId: 'r', offset: 0, chunk: block('x') })).error,
+    ).toEqual(badDescriptor);
+    expect(
+      (await client.request('fs/writeBlock', { handleId: 'nope', offset: 0, chunk: block('x') })).error,
+    ).toEqual({ code: -32004, message: 'unknown file handle `nope`', data: { errorKind: 'not_found' } });
+    await client.end();
+  });
+
+  it('bounds a block before any helper runs', async () => {
+    const { client, broker } = await readyClient();
+    await client.request('fs/open', { handleId: 'w', path: TARGET, mode: 'replace' });
+    const tooBig = Buffer.alloc(1024 * 1024 + 1).toString('base64');
+    expect(
+      (await client.request('fs/writeBlock', { handleId: 'w', offset: 0, chunk: tooBig })).error,
+    ).toMatchObject({
+      code: -32600,
+      message: 'file write block length must be between 1 and 1048576',
+    });
+    expect(
+      (await client.request('fs/writeBlock', { handleId: 'w', offset: 0, chunk: '' })).error,
+    ).toMatchObject({
+      code: -32600,
+    });
+    const farOffset = 16 * 1024 * 1024 * 1024;
+    expect(
+      (await client.request('fs/writeBlock', { handleId: 'w', offset: farOffset, chunk: block('x') })).error,
+    ).toMatchObject({ code: -32600, data: { errorKind: 'file_too_large' } });
+    expect(broker.calls.map((call) => call.method)).toEqual(['fs/stageWrite']);
+    await client.end();
+  });
+
+  it('discards the staging file of a handle its connection never closed, and never publishes it', async () => {
+    const { client, broker } = await readyClient();
+    broker.files.set(TARGET, Buffer.from('old'));
+    await client.request('fs/open', { handleId: 'w', path: TARGET, mode: 'replace' });
+    await client.request('fs/writeBlock', { handleId: 'w', offset: 0, chunk: block('half') });
+    await client.end();
+    await expect.poll(() => broker.calls.at(-1)?.method).toBe('fs/discardStaged');
+    expect(broker.files.get(TARGET)?.toString()).toBe('old');
+    expect(broker.staging.size).toBe(0);
+  });
+
+  it('counts write handles against the per-connection limit', async () => {
+    const { client } = await withDigits();
+    for (let index = 0; index < 128; index++) {
+      await client.request('fs/open', { handleId: `w${index}`, path: `${TARGET}${index}`, mode: 'replace' });
+    }
+    expect((await client.request('fs/open', { handleId: 'r', path: DIGITS })).error?.message).toBe(
+      'at most 128 file handles may be open per connection',
+    );
     await client.end();
   });
 });
