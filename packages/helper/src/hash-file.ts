@@ -23,6 +23,13 @@ export function sameVersion(a: BigIntStats, b: BigIntStats): boolean {
   );
 }
 
+/** SHA-256 (lower-case hex) of bytes already in memory. */
+export async function sha256OfBytes(bytes: Uint8Array): Promise<string> {
+  // Loaded only when a hash is asked for, as below.
+  const { createHash } = await import('node:crypto');
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
 /**
  * SHA-256 (lower-case hex) of a regular file's current content, with the version of the file hashed.
  * A file written to while it is read is refused (hash_mismatch): its hash would describe no version

@@ -110,3 +110,13 @@ export function isPlainObject(value: unknown): value is Params {
     typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array)
   );
 }
+
+/** A non-negative integer that a double represents exactly, or absent (undefined). */
+export function optionalCount(params: Params, field: string): number | undefined {
+  return isAbsent(params[field]) ? undefined : requiredCount(params, field);
+}
+
+/** An optional flag (absent or null is `byDefault`). */
+export function optionalBoolean(params: Params, field: string, byDefault: boolean): boolean {
+  return isAbsent(params[field]) ? byDefault : requiredBoolean(params, field);
+}

@@ -7,12 +7,14 @@ import { canonicalizeOperation } from './ops/canonicalize.js';
 import { copyOperation } from './ops/copy.js';
 import { createDirectoryOperation } from './ops/create-directory.js';
 import { discardStagedOperation } from './ops/discard-staged.js';
+import { editOperation } from './ops/edit.js';
 import { getMetadataOperation } from './ops/get-metadata.js';
 import { openForReadOperation } from './ops/open-for-read.js';
 import { publishStagedOperation } from './ops/publish-staged.js';
 import { readDirectoryOperation } from './ops/read-directory.js';
 import { readFileOperation } from './ops/read-file.js';
 import { readRangeOperation } from './ops/read-range.js';
+import { readTextFileOperation } from './ops/read-text-file.js';
 import { removeOperation } from './ops/remove.js';
 import { removeTempsOperation } from './ops/remove-temps.js';
 import { stageWriteOperation } from './ops/stage-write.js';
@@ -27,6 +29,8 @@ import type { HelperReply } from './protocol.js';
 const OPERATIONS: { readonly [M in HelperMethod]: Operation<M> } = {
   'fs/readFile': readFileOperation,
   'fs/writeFile': writeFileOperation,
+  'fs/readTextFile': readTextFileOperation,
+  'fs/edit': editOperation,
   'fs/createDirectory': createDirectoryOperation,
   'fs/getMetadata': getMetadataOperation,
   'fs/canonicalize': canonicalizeOperation,

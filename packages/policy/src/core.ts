@@ -12,3 +12,4 @@ export * from './path-guard.js';
 export * from './path-uri.js';
 export * from './request-bounds.js';
 export * from './temp-tag.js';
+export * from './text-bounds.js';

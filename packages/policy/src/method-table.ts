@@ -8,6 +8,7 @@ import {
 } from './request-bounds.js';
 import * as params from './schemas/fs-params.js';
 import * as results from './schemas/fs-results.js';
+import { assertEditBounds, assertTextWindow } from './text-bounds.js';
 
 /**
  * The method table: every method fs-sandbox knows, as one descriptor each. Its params and result
@@ -72,6 +73,24 @@ export const METHOD_TABLE = {
     exposed: true,
     paths: { path: 'write' },
     binary: { params: 'dataBase64' },
+  },
+  'fs/readTextFile': {
+    summary: 'Read a text file (UTF-8/16) by lines, with its encoding, line endings and sha256.',
+    params: params.readTextFileParamsSchema,
+    result: results.readTextFileResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { path: 'read' },
+    checkBounds: (parsed: z.output<typeof params.readTextFileParamsSchema>) => assertTextWindow(parsed),
+  },
+  'fs/edit': {
+    summary: 'Replace texts in a text file atomically, all or nothing; returns a unified diff.',
+    params: params.editParamsSchema,
+    result: results.editResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { path: 'write' },
+    checkBounds: (parsed: z.output<typeof params.editParamsSchema>) => assertEditBounds(parsed),
   },
   'fs/createDirectory': {
     summary: 'Make a directory (and its missing parents unless `recursive: false`).',

@@ -345,6 +345,8 @@ const WALK_OPTIONS = { maxDepth: 2, maxDirectories: 10, maxEntries: 10, followDi
 const VALID_PARAMS: Record<Method, Record<string, unknown>> = {
   'fs/readFile': { path: 'file:///w/a' },
   'fs/writeFile': { path: 'file:///w/a', dataBase64: 'aGk=' },
+  'fs/readTextFile': { path: 'file:///w/a' },
+  'fs/edit': { path: 'file:///w/a', edits: [{ oldText: 'a', newText: 'b' }] },
   'fs/createDirectory': { path: 'file:///w/d' },
   'fs/getMetadata': { path: 'file:///w/a' },
   'fs/canonicalize': { path: 'file:///w/a' },

@@ -11,7 +11,7 @@ export interface BrokerFlags {
   requireSandbox?: boolean;
 }
 
-function positiveInteger(text: string): number {
+export function positiveInteger(text: string): number {
   const value = Number(text);
   if (!Number.isSafeInteger(value) || value < 1)
     throw new InvalidArgumentError('expected a positive integer');

@@ -64,6 +64,18 @@ const CLI_WORDING: readonly { wire: RegExp; cli: (match: RegExpExecArray) => str
     cli: () => 'the source is a directory; use cp -r to copy it',
   },
   {
+    wire: /^fs\/readTextFile takes one window: .+ cannot be combined$/,
+    cli: () => 'give one of --line/--limit, --head or --tail',
+  },
+  {
+    wire: /^edits\[0\]\.oldText (occurs .*); give more context or set replaceAll$/,
+    cli: (match) => `the --old text ${match[1]}; give more context or use edit --all`,
+  },
+  {
+    wire: /^edits\[0\]\.oldText (was not found .*|is empty: name the text to replace)$/s,
+    cli: (match) => `the --old text ${match[1]}`,
+  },
+  {
     wire: /^invalid URI: relative URL without a base$/,
     cli: (match) => `${match[0]}; write it as a file: URI, e.g. file:///abs/path`,
   },

@@ -35,9 +35,17 @@ export async function readWholeFile(
   }
 }
 
-/** The reading half of readWholeFile: `file.size` is what fstat said when the file was opened. */
-export async function readOpenedFile(file: RegularFile, path: string, limit: number): Promise<Buffer> {
-  if (file.size > limit) throw tooLarge(path, `is ${sizeText(file.size)}`);
+/**
+ * The reading half of readWholeFile: `file.size` is what fstat said when the file was opened.
+ * `refuse` words the file_too_large error for the caller's method and limit.
+ */
+export async function readOpenedFile(
+  file: RegularFile,
+  path: string,
+  limit: number,
+  refuse: (path: string, detail: string) => FsError = tooLarge,
+): Promise<Buffer> {
+  if (file.size > limit) throw refuse(path, `is ${sizeText(file.size)}`);
   const buffer = Buffer.allocUnsafe(file.size);
   let filled = 0;
   while (filled < buffer.length) {
@@ -52,7 +60,7 @@ export async function readOpenedFile(file: RegularFile, path: string, limit: num
     const { bytesRead } = await file.handle.read(chunk, 0, chunk.length, total);
     if (bytesRead === 0) break;
     total += bytesRead;
-    if (total > limit) throw tooLarge(path, 'grew past the limit while it was being read');
+    if (total > limit) throw refuse(path, 'grew past the limit while it was being read');
     growth.push(chunk.subarray(0, bytesRead));
   }
   return growth.length === 0 ? buffer : Buffer.concat([buffer, ...growth]);

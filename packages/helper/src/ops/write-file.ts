@@ -1,3 +1,4 @@
+import type { BigIntStats } from 'node:fs';
 import type { WriteMode } from '@fs-sandbox/policy';
 import { FsError, fsPathArg, type HostOs, type PathGuard } from '@fs-sandbox/policy/core';
 import { atomicWrite } from '../atomic-write.js';
@@ -21,7 +22,8 @@ export interface WriteFileOptions {
   permissions?: number;
 }
 
-const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
+/** An `expectedSha256` as the helper accepts it (the broker's schema also lower-cases it). */
+export const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 /** Same as the schema: three octal digits, optionally after a 0; no setuid, setgid or sticky bit. */
 const PERMISSIONS_OCTAL = /^0?[0-7]{3}$/;
 
@@ -70,14 +72,27 @@ export async function writeFileAt(path: string, data: Uint8Array, options: Write
 async function checkExpectedHash(target: LocatedWriteTarget, expected: string): Promise<() => Promise<void>> {
   if (target.existing === null) throw hashMismatch(target.path, 'the file does not exist');
   const digest = await sha256OfFile(target.path, target.access, true);
-  if (digest.sha256 !== expected.toLowerCase()) {
-    throw hashMismatch(target.path, `its current content has sha256 ${digest.sha256}`);
+  assertExpectedHash(target.path, digest.sha256, expected);
+  return unchangedSince(target, digest.stats);
+}
+
+/** hash_mismatch unless `actual` (lower-case hex) is the `expected` digest (either case). */
+export function assertExpectedHash(path: string, actual: string, expected: string): void {
+  if (actual !== expected.toLowerCase()) {
+    throw hashMismatch(path, `its current content has sha256 ${actual}`);
   }
+}
+
+/**
+ * The re-check before publish: the name must still hold the version read or hashed (`stats`), or
+ * the new content would silently overwrite a change made meanwhile (hash_mismatch).
+ */
+export function unchangedSince(target: LocatedWriteTarget, stats: BigIntStats): () => Promise<void> {
   return async () => {
     const now = await lstat(fsPathArg(target.access), { bigint: true }).catch((error: unknown) => {
       throw fromOsError(error, target.path);
     });
-    if (!sameVersion(now, digest.stats)) {
+    if (!sameVersion(now, stats)) {
       throw hashMismatch(target.path, 'the file changed while the new content was being written');
     }
   };

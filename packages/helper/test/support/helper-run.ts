@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, realpathSync } from 'node:fs';
+import { mkdtempSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,13 @@ export function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'fs-helper-'));
   created.push(dir);
   return dir;
+}
+
+/** A file with `content` in a fresh temporary directory. */
+export function fileWith(content: string | Uint8Array, name = 'f.txt'): string {
+  const path = join(tempDir(), name);
+  writeFileSync(path, content);
+  return path;
 }
 
 export function uri(path: string): string {

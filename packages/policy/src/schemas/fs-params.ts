@@ -48,6 +48,40 @@ export const writeFileParamsSchema = z.strictObject({
     .nullish(),
 });
 
+/** A line count or line number of fs/readTextFile's window; absent means "not this window". */
+const textWindowSchema = u64Schema.nullish();
+
+export const readTextFileParamsSchema = z.strictObject({
+  path: requestPathSchema,
+  /** 1-based first line; with `limit`, the window `line`..`line + limit - 1`. */
+  line: textWindowSchema,
+  limit: textWindowSchema,
+  /** The first or last N lines; each excludes the other and `line`/`limit`. */
+  head: textWindowSchema,
+  tail: textWindowSchema,
+  /** Most UTF-8 bytes of `content` returned (`truncated: true` when it cut the window). */
+  maxBytes: u64Schema.nullish().transform((value) => value ?? LIMITS.textMaxBytes),
+  sandbox,
+});
+
+export const textEditSchema = z.strictObject({
+  oldText: z.string(),
+  newText: z.string(),
+  /** Replace every occurrence; without it, a text found more than once is `ambiguous_text_match`. */
+  replaceAll: optionalFlagSchema(false),
+});
+
+export const editParamsSchema = z.strictObject({
+  path: requestPathSchema,
+  /** Applied in order to the running text, all or nothing. */
+  edits: z.array(textEditSchema),
+  /** The edit happens only if the current content hashes to this (`hash_mismatch`). */
+  expectedSha256: sha256HexSchema.nullish(),
+  /** Compute the result and the diff, write nothing. */
+  dryRun: optionalFlagSchema(false),
+  sandbox,
+});
+
 export const createDirectoryParamsSchema = z.strictObject({
   path: requestPathSchema,
   recursive: optionalFlagSchema(true),

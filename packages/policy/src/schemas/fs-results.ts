@@ -7,6 +7,34 @@ export const emptyResultSchema = z.object({});
 
 export const readFileResultSchema = z.object({ dataBase64: z.string() });
 
+export const TEXT_ENCODINGS = ['utf-8', 'utf-16le', 'utf-16be'] as const;
+export const LINE_ENDINGS = ['lf', 'crlf', 'mixed', 'none'] as const;
+
+export const readTextFileResultSchema = z.object({
+  /** The window's lines, decoded, with their own line endings; no BOM. */
+  content: z.string(),
+  /** 1-based number of the first line in `content`. */
+  startLine: u64Schema,
+  lineCount: u64Schema,
+  totalLines: u64Schema,
+  /** `maxBytes` cut the window short. */
+  truncated: z.boolean(),
+  encoding: z.enum(TEXT_ENCODINGS),
+  bom: z.boolean(),
+  lineEnding: z.enum(LINE_ENDINGS),
+  sizeBytes: u64Schema,
+  /** Of the whole file's bytes, as fs/edit's and fs/writeFile's `expectedSha256` expect it. */
+  sha256: z.string(),
+});
+
+export const editResultSchema = z.object({
+  sha256Before: z.string(),
+  sha256After: z.string(),
+  replacements: u64Schema,
+  /** Unified diff of the change (line endings shown as LF). */
+  diff: z.string(),
+});
+
 export const getMetadataResultSchema = z.object({
   isDirectory: z.boolean(),
   isFile: z.boolean(),

@@ -1,0 +1,110 @@
+import type { HelperParamsOf } from '@fs-sandbox/policy';
+import { assertTextWindow, LIMITS, type PathGuard } from '@fs-sandbox/policy/core';
+import { sha256OfBytes } from '../hash-file.js';
+import { openRegularFile, type RegularFile } from '../open-regular-file.js';
+import type { Operation } from '../operation.js';
+import { fromOsError } from '../os-error.js';
+import { optionalCount, pathParam } from '../params.js';
+import { decodeText, lineEndingOf, splitLines, textTooLarge } from '../text-codec.js';
+import { readOpenedFile } from './read-file.js';
+
+type TextWindow = HelperParamsOf<'fs/readTextFile'>;
+
+/** The bytes of an opened text file, at most LIMITS.textMaxBytes (file_too_large beyond). */
+export async function readTextBytes(file: RegularFile, path: string): Promise<Buffer> {
+  try {
+    return await readOpenedFile(file, path, LIMITS.textMaxBytes, textTooLarge);
+  } catch (error) {
+    throw fromOsError(error, path);
+  }
+}
+
+async function readTextFileBytes(path: string, guard: PathGuard | null): Promise<Buffer> {
+  const file = await openRegularFile(path, { guard });
+  try {
+    return await readTextBytes(file, path);
+  } finally {
+    await file.handle.close();
+  }
+}
+
+/** 0-based index of the window's first line and how many lines it spans. */
+function windowOf(params: TextWindow, totalLines: number): { first: number; count: number } {
+  if (params.tail != null) {
+    const count = Math.min(params.tail, totalLines);
+    return { first: totalLines - count, count };
+  }
+  if (params.head != null) return { first: 0, count: params.head };
+  return { first: (params.line ?? 1) - 1, count: params.limit ?? Number.POSITIVE_INFINITY };
+}
+
+/**
+ * The window's lines within `maxBytes` of UTF-8: whole lines only, except that a first line longer
+ * than `maxBytes` is cut at a character boundary so the reply is never empty for a long line.
+ */
+function boundedLines(
+  lines: string[],
+  maxBytes: number,
+): { content: string; lineCount: number; truncated: boolean } {
+  let used = 0;
+  let taken = 0;
+  for (const line of lines) {
+    const bytes = Buffer.byteLength(line, 'utf8');
+    if (used + bytes > maxBytes) break;
+    used += bytes;
+    taken++;
+  }
+  if (taken === lines.length) return { content: lines.join(''), lineCount: taken, truncated: false };
+  if (taken > 0) return { content: lines.slice(0, taken).join(''), lineCount: taken, truncated: true };
+  const cut = prefixWithin(lines[0] ?? '', maxBytes);
+  return { content: cut, lineCount: cut === '' ? 0 : 1, truncated: true };
+}
+
+/** The longest prefix of `text` (whole code points) whose UTF-8 is at most `maxBytes`. */
+function prefixWithin(text: string, maxBytes: number): string {
+  let used = 0;
+  let end = 0;
+  for (const char of text) {
+    const bytes = Buffer.byteLength(char, 'utf8');
+    if (used + bytes > maxBytes) break;
+    used += bytes;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
+export const readTextFileOperation: Operation<'fs/readTextFile'> = {
+  parse: (raw, os) => {
+    const params = {
+      path: pathParam(raw, 'path', os),
+      line: optionalCount(raw, 'line'),
+      limit: optionalCount(raw, 'limit'),
+      head: optionalCount(raw, 'head'),
+      tail: optionalCount(raw, 'tail'),
+      maxBytes: optionalCount(raw, 'maxBytes') ?? LIMITS.textMaxBytes,
+    };
+    assertTextWindow(params);
+    return params;
+  },
+  async run(params, context) {
+    const bytes = await readTextFileBytes(params.path, context.guard);
+    const decoded = decodeText(bytes, params.path);
+    const lines = splitLines(decoded.text);
+    const { first, count } = windowOf(params, lines.length);
+    const window = boundedLines(lines.slice(first, first + count), params.maxBytes);
+    return {
+      response: {
+        content: window.content,
+        startLine: first + 1,
+        lineCount: window.lineCount,
+        totalLines: lines.length,
+        truncated: window.truncated,
+        encoding: decoded.encoding,
+        bom: decoded.bom,
+        lineEnding: lineEndingOf(decoded.text),
+        sizeBytes: bytes.length,
+        sha256: await sha256OfBytes(bytes),
+      },
+    };
+  },
+};
