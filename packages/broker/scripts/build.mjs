@@ -49,7 +49,7 @@ await Promise.all([
   }),
   build({
     ...common,
-    entryPoints: { index: 'src/index.ts' },
+    entryPoints: { index: 'src/index.ts', remote: 'src/remote/index.ts' },
     outdir: 'dist',
     packages: 'external',
   }),

@@ -25,6 +25,7 @@ export const ERROR_KINDS = [
   'helper_failed',
   'timeout',
   'io_error',
+  'connection_lost',
   'internal_error',
 ] as const;
 
@@ -66,6 +67,7 @@ const CODE_BY_KIND: Record<ErrorKind, number> = {
   helper_failed: RPC_CODES.internalError,
   timeout: RPC_CODES.internalError,
   io_error: RPC_CODES.internalError,
+  connection_lost: RPC_CODES.internalError,
   internal_error: RPC_CODES.internalError,
 };
 

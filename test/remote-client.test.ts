@@ -1,0 +1,156 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Broker, createBroker, isFsError } from '@fs-sandbox/broker';
+import { connectBroker, type RemoteBroker, spawnBroker } from '@fs-sandbox/broker/remote';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_BIN, ensureBuilt, startWebSocketServer } from './fixtures/conformance/serve-process.js';
+import { createFixture, type Fixture, removeFixture, uri, workspaceContext } from './support/fixture.js';
+
+/**
+ * The remote client (`@fs-sandbox/broker/remote`) against the real `fs-sandbox serve`, on stdio
+ * and on WebSocket, with real bwrap: the same workload gives the same results as `createBroker`,
+ * and a server that dies mid-request rejects every pending call with `connection_lost` at once.
+ */
+
+const TOKEN = 'remote-client-test-token-0123456789';
+let fixture: Fixture;
+let tokenFile: string;
+
+beforeAll(async () => {
+  ensureBuilt();
+  fixture = await createFixture('root');
+  tokenFile = join(fixture.tmp, 'token');
+  await writeFile(tokenFile, TOKEN);
+});
+
+afterAll(async () => {
+  if (fixture) await removeFixture(fixture);
+});
+
+/** A workload touching every exposed helper method, with failures, in a fresh directory per broker. */
+async function workload(broker: Broker, name: string): Promise<unknown[]> {
+  const sandbox = workspaceContext(fixture) as never;
+  const dir = join(fixture.ws, name);
+  await rm(dir, { recursive: true, force: true });
+  const at = (path: string) => uri(join(dir, path));
+  const outcome = async (run: () => Promise<unknown>) => {
+    try {
+      return { ok: await run() };
+    } catch (error) {
+      if (!isFsError(error)) throw error;
+      return { kind: error.kind, code: error.code, message: error.message.replaceAll(dir, '<dir>') };
+    }
+  };
+  const steps: Array<() => Promise<unknown>> = [
+    () => broker.call('fs/createDirectory', { path: at('a/b'), sandbox }),
+    () => broker.call('fs/writeFile', { path: at('a/one.txt'), dataBase64: 'b25lCg==', sandbox }),
+    () => broker.call('fs/writeFile', { path: at('a/one.txt'), dataBase64: 'eA==', mode: 'create', sandbox }),
+    async () =>
+      (await broker.call('fs/readFile', { path: at('a/one.txt'), sandbox })).dataBase64.toString('utf8'),
+    () => broker.call('fs/copy', { sourcePath: at('a'), destinationPath: at('c'), recursive: true, sandbox }),
+    async () => (await broker.call('fs/readDirectory', { path: at('c'), sandbox })).entries,
+    async () => {
+      const { modifiedAtMs, createdAtMs, ...rest } = await broker.call('fs/getMetadata', {
+        path: at('c/one.txt'),
+        sandbox,
+      });
+      return { ...rest, times: typeof modifiedAtMs === 'number' && typeof createdAtMs === 'number' };
+    },
+    async () =>
+      (await broker.call('fs/walk', { path: at('.'), sandbox })).entries.map((entry) =>
+        entry.path.replaceAll(dir, '<dir>'),
+      ),
+    async () =>
+      (await broker.call('fs/canonicalize', { path: at('c/one.txt'), sandbox })).path.replaceAll(
+        dir,
+        '<dir>',
+      ),
+    () => broker.call('fs/remove', { path: at('c'), sandbox }),
+    () => broker.call('fs/readFile', { path: at('missing'), sandbox }),
+    () => broker.call('fs/writeFile', { path: uri(join(fixture.outside, 'x')), dataBase64: 'eA==', sandbox }),
+    () => broker.call('fs/readFile', { path: uri(join(fixture.ws, 'denied.txt')), sandbox }),
+    () =>
+      broker.call('fs/writeFile', { path: at('a/one.txt'), dataBase64: 'eA==', sandBox: sandbox } as never),
+  ];
+  const results: unknown[] = [];
+  for (const step of steps) results.push(await outcome(step));
+  return results;
+}
+
+describe('the remote client', () => {
+  it('gives createBroker’s results on stdio and on WebSocket', async () => {
+    const local = createBroker();
+    const expected = await workload(local, 'local');
+    await local.close();
+    expect(expected).toContainEqual({ ok: 'one\n' });
+    expect(expected.filter((step) => (step as { kind?: string }).kind !== undefined)).toHaveLength(5);
+
+    const stdio = await spawnBroker({
+      command: { file: process.execPath, args: [CLI_BIN, 'serve', '--listen', 'stdio'] },
+    });
+    expect(await workload(stdio, 'stdio')).toEqual(expected);
+    await stdio.close();
+
+    const server = await startWebSocketServer(['--listen', 'ws://127.0.0.1:0', '--token-file', tokenFile]);
+    try {
+      const remote = await connectBroker({ url: server.url, token: TOKEN });
+      expect(remote.serverInfo).toMatchObject({ environmentInfo: { executor: 'fs-sandbox' } });
+      expect(await workload(remote, 'ws')).toEqual(expected);
+      const { info } = await remote.callWithInfo('fs/getMetadata', {
+        path: uri(fixture.ws),
+        sandbox: workspaceContext(fixture) as never,
+      });
+      expect(info).toEqual({ sandboxed: true, backend: 'remote' });
+      await remote.close();
+      await expect(remote.call('fs/getMetadata', { path: uri(fixture.ws) })).rejects.toMatchObject({
+        kind: 'connection_lost',
+      });
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  });
+
+  it('refuses a wrong token as a lost connection that names the HTTP status', async () => {
+    const server = await startWebSocketServer(['--listen', 'ws://127.0.0.1:0', '--token-file', tokenFile]);
+    try {
+      await expect(connectBroker({ url: server.url, token: 'wrong' })).rejects.toMatchObject({
+        kind: 'connection_lost',
+        message: expect.stringContaining('HTTP 401'),
+      });
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  });
+
+  it('rejects every pending call with connection_lost within a second of the server dying', async () => {
+    const server = await startWebSocketServer(['--listen', 'ws://127.0.0.1:0', '--token-file', tokenFile]);
+    const big = join(fixture.ws, 'big-remote');
+    await mkdir(big, { recursive: true });
+    await writeFile(join(big, 'f'), Buffer.alloc(64 * 1024 * 1024));
+    let remote: RemoteBroker | undefined;
+    try {
+      remote = await connectBroker({ url: server.url, token: TOKEN });
+      const sandbox = workspaceContext(fixture) as never;
+      const pending = Array.from({ length: 8 }, () =>
+        (remote as RemoteBroker).call('fs/readFile', { path: uri(join(big, 'f')), sandbox }).then(
+          () => 'resolved',
+          (error: unknown) => error,
+        ),
+      );
+      server.child.kill('SIGKILL');
+      const killedAt = Date.now();
+      const outcomes = await Promise.all(pending);
+      expect(Date.now() - killedAt).toBeLessThan(1_000);
+      for (const outcome of outcomes) expect(outcome).toMatchObject({ kind: 'connection_lost' });
+      await expect(remote.call('fs/readFile', { path: uri(join(big, 'f')), sandbox })).rejects.toMatchObject({
+        kind: 'connection_lost',
+      });
+    } finally {
+      server.child.kill('SIGKILL');
+      await remote?.close();
+      await rm(big, { recursive: true, force: true });
+    }
+    // Nothing of the killed server's doing was left half-written in the workspace.
+    expect(await readFile(join(fixture.ws, 'hello.txt'), 'utf8')).toBe('hello sandbox\n');
+  });
+});
