@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { currentHostOs, FsError, nativeToPathUri } from '@fs-sandbox/policy';
+import { basename, isAbsolute } from 'node:path';
+import { currentHostOs, FsError, type HostOs, nativeToPathUri } from '@fs-sandbox/policy';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { EnvironmentInfo, InitializeResult } from './rpc-messages.js';
 
 /**
  * Per-connection handshake, as the Codex exec-server does it: `initialize` once, then the `initialized`
- * notification, and only then filesystem methods. The error texts are the reference's, so clients
+ * notification, and only then filesystem and process methods. The error texts are the reference's, so clients
  * that match on them keep working.
  */
 export type HandshakeState = 'new' | 'initializing' | 'ready';
@@ -29,6 +31,7 @@ export function describeEnvironment(): EnvironmentInfo {
   const os = currentHostOs();
   const temp = nativeToPathUri(tmpdir(), os);
   return {
+    shell: shellOf(process.env.SHELL, os),
     executor: 'fs-sandbox',
     executorVersion: packageJson.version,
     cwd: nativeToPathUri(process.cwd(), os),
@@ -36,8 +39,24 @@ export function describeEnvironment(): EnvironmentInfo {
     platformOs: os,
     temporaryDirectories: [temp],
     tempDir: temp,
-    capabilities: { sandboxedFileStreaming: true, writeFileModes: true, errorKinds: true },
+    capabilities: {
+      sandboxedFileStreaming: true,
+      writeFileModes: true,
+      errorKinds: true,
+      processes: true,
+      processTty: false,
+    },
   };
+}
+
+/**
+ * The shell commands are wrapped in, as the reference reports it: the user's `SHELL` when it names
+ * an absolute program, else the platform's standard one.
+ */
+export function shellOf(shell: string | undefined, os: HostOs): EnvironmentInfo['shell'] {
+  if (os === 'windows') return { name: 'powershell', path: 'powershell.exe' };
+  const path = shell !== undefined && isAbsolute(shell) && existsSync(shell) ? shell : '/bin/sh';
+  return { name: basename(path), path };
 }
 
 export function initializeResult(environment: EnvironmentInfo): InitializeResult {

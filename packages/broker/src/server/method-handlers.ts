@@ -1,5 +1,6 @@
 import {
   descriptorOf,
+  type HostOs,
   isExposedMethod,
   isHelperMethod,
   isMethod,
@@ -10,6 +11,8 @@ import {
 } from '@fs-sandbox/policy';
 import type { CallOptions, FsMethod } from '../broker-api.js';
 import { decodedBase64Length } from './encode-reply.js';
+import { PROCESS_HANDLERS } from './process-handlers.js';
+import type { ProcessTable } from './process-table.js';
 import type { ReadHandleManager } from './read-handles.js';
 import type { ServerBroker } from './server-broker.js';
 
@@ -30,6 +33,8 @@ export interface OperationFacts {
 export interface ServerCallContext {
   broker: ServerBroker;
   handles: ReadHandleManager;
+  processes: ProcessTable;
+  os: HostOs;
   call: CallOptions & { signal: AbortSignal };
   facts: OperationFacts;
 }
@@ -41,6 +46,7 @@ const SERVER_HANDLERS: { readonly [M in Exclude<ServerMethod, 'initialize'>]: Me
   'fs/open': openHandle,
   'fs/readBlock': readBlock,
   'fs/close': closeHandle,
+  ...PROCESS_HANDLERS,
 };
 
 /**

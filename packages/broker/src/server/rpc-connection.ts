@@ -1,4 +1,4 @@
-import { FsError } from '@fs-sandbox/policy';
+import { currentHostOs, FsError, LIMITS } from '@fs-sandbox/policy';
 import type { AuditSink } from './audit-log.js';
 import { type EncodedReply, encodeReplyParts } from './encode-reply.js';
 import {
@@ -9,6 +9,7 @@ import {
 } from './handshake.js';
 import { handlerFor, type OperationFacts, orderingKey, parseInitializeParams } from './method-handlers.js';
 import { parseMessage, quoteBounded, type TransportLabel } from './parse-message.js';
+import { ProcessTable } from './process-table.js';
 import { ReadHandleManager } from './read-handles.js';
 import type { ReplyAccount, ReplyBudget } from './reply-budget.js';
 import { RequestScheduler, type SchedulerLimits } from './request-scheduler.js';
@@ -55,6 +56,7 @@ export class RpcConnection {
   private state: HandshakeState = 'new';
   private closed = false;
   private readonly handles: ReadHandleManager;
+  private readonly processes: ProcessTable;
   private readonly scheduler: RequestScheduler;
   private readonly unsent: ReplyAccount;
   private readonly running = new Set<AbortController>();
@@ -66,7 +68,14 @@ export class RpcConnection {
     private readonly output: ReplyOutput,
   ) {
     this.handles = new ReadHandleManager(settings.broker, settings.maxHandles);
-    this.unsent = settings.replyBudget.open(() => this.scheduler.resume());
+    this.unsent = settings.replyBudget.open(() => {
+      this.scheduler.resume();
+      this.processes.resumeOutput();
+    });
+    this.processes = new ProcessTable({
+      notify: (method, params) => this.sendNotification(method, params),
+      hasRoom: () => this.unsent.held < LIMITS.processUnsentOutputBytes,
+    });
     this.scheduler = new RequestScheduler(settings.scheduler, (running) => this.unsent.mayStart(running));
   }
 
@@ -136,6 +145,7 @@ export class RpcConnection {
     for (const controller of this.running)
       controller.abort(new FsError('internal_error', 'connection closed'));
     this.handles.closeAll();
+    this.processes.closeAll();
     this.unsent.close();
   }
 
@@ -169,6 +179,8 @@ export class RpcConnection {
           const result = await handler(params, {
             broker: this.settings.broker,
             handles: this.handles,
+            processes: this.processes,
+            os: currentHostOs(),
             call,
             facts,
           });
@@ -277,6 +289,13 @@ export class RpcConnection {
 
   private sendError(id: RequestId, error: unknown): void {
     this.send({ error: toRpcError(error), id });
+  }
+
+  /** A notification (process output and exits): held against the same unsent budget as replies. */
+  private sendNotification(method: string, params: Record<string, unknown>): void {
+    if (this.closed) return;
+    const whole = Buffer.from(JSON.stringify({ method, params }), 'utf8');
+    this.output.send([whole], this.unsent.hold(whole.length));
   }
 
   private send(reply: Reply): void {

@@ -43,6 +43,8 @@ export interface InitializeResult {
 }
 
 export interface EnvironmentInfo {
+  /** The shell a Codex client wraps its commands in (its client refuses a reply without it). */
+  shell: { name: string; path: string };
   executor: 'fs-sandbox';
   executorVersion: string;
   cwd: string;
@@ -63,4 +65,8 @@ export interface ServerCapabilities {
   writeFileModes: true;
   /** Every error carries `data.errorKind` (docs/architecture.md, "Errors"). */
   errorKinds: true;
+  /** process/* runs commands in the request's sandbox. */
+  processes: true;
+  /** `tty: true` is refused (no pseudo-terminal); named so a client need not find out by trying. */
+  processTty: false;
 }
