@@ -14,6 +14,8 @@ describe('handshake', () => {
       sandboxedFileStreaming: true,
       writeFileModes: true,
       errorKinds: true,
+      processes: true,
+      processTty: false,
     });
     expect(result.environmentInfo).not.toHaveProperty('capabilities.fileWriteStreaming');
     // Replies omit "jsonrpc" and put id first, like the reference.
