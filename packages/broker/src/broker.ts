@@ -7,11 +7,12 @@ import {
   isFsError,
   isHelperMethod,
   type ParamsIn,
+  type ParsedParams,
   type ResultOf,
   type SandboxContext,
   type SandboxedContext,
 } from '@fs-sandbox/policy';
-import type { SandboxBackend } from './backends/backend.js';
+import type { CommandLaunchSpec, SandboxBackend } from './backends/backend.js';
 import { selectBackend } from './backends/select-backend.js';
 import type { Broker, CallInfo, CallOptions } from './broker-api.js';
 import { parseRequest } from './parsed-request.js';
@@ -21,8 +22,9 @@ import type { PoolStats } from './pool/pool-stats.js';
 import { WarmPool } from './pool/warm-pool.js';
 import { precheckPhysical, precheckRequest } from './precheck.js';
 import { assertSandboxed, routeFor, runRouted } from './routing.js';
+import { commandEnv } from './runner/command-env.js';
 import { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
-import { type PreparedSandbox, SandboxRunner } from './runner/sandbox-runner.js';
+import { type PreparedSandbox, type SandboxCommand, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
 
 export interface BrokerOptions {
@@ -74,6 +76,21 @@ export interface FsBroker extends Broker {
   prepareSandbox(sandbox: unknown): Promise<PreparedSandbox>;
   /** The warm pool's counters and live helpers, or null when this broker has no pool. */
   poolStats(): PoolStats | null;
+  /**
+   * The launch of one command (process/start) under its sandbox context. It runs unsandboxed only
+   * where the context grants everything anyway (as a helper operation would run in-process), and
+   * never so with `requireSandbox`.
+   */
+  prepareCommand(sandbox: unknown, request: CommandRequest): Promise<CommandLaunchSpec>;
+}
+
+/** A command as process/start asks for it: the environment is built from `env` and `envPolicy`. */
+export interface CommandRequest {
+  argv: string[];
+  /** Native absolute path. */
+  cwd: string;
+  env: Record<string, string>;
+  envPolicy?: ParsedParams<'process/start'>['envPolicy'];
 }
 
 export function createBroker(options: BrokerOptions = {}): FsBroker {
@@ -150,6 +167,21 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     },
     poolStats() {
       return pool?.stats() ?? null;
+    },
+    async prepareCommand(sandbox, request) {
+      try {
+        const command: SandboxCommand = {
+          argv: request.argv,
+          cwd: request.cwd,
+          env: commandEnv(env, request.envPolicy, request.env, os),
+        };
+        const route = routeFor(sandbox as SandboxContext | null | undefined, os);
+        if (options.requireSandbox) assertSandboxed(route);
+        if (route.kind === 'sandbox') return await runner.prepareCommand(route.context, command);
+        return { backend: null, sandboxProgram: null, sandboxArgs: [], ...command };
+      } catch (error) {
+        throw asFsError(error);
+      }
     },
     async close() {
       closed = true;

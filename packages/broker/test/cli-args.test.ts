@@ -60,6 +60,9 @@ async function runCli(
         info: { sandboxed: false, backend: null },
       };
     },
+    async prepareCommand() {
+      throw new Error('not used by the CLI');
+    },
     async prepareSandbox() {
       return {
         plan: {

@@ -15,6 +15,8 @@ describe('handshake', () => {
       fileWriteStreaming: true,
       writeFileModes: true,
       errorKinds: true,
+      processes: true,
+      processTty: false,
     });
     // Replies omit "jsonrpc" and put id first, like the reference.
     expect(client.rawLines[0]?.startsWith('{"id":1,"result":{"sessionId":"')).toBe(true);

@@ -81,4 +81,20 @@ export const LIMITS = {
   /** fs/edit: edits per request, and the UTF-8 bytes of each `oldText` and `newText`. */
   editMaxEdits: 100,
   editMaxTextBytes: 1024 * 1024,
+  /** Commands (`process/start`): live processes per connection, id length, argv entries. */
+  processesPerConnection: 16,
+  processIdMaxBytes: 256,
+  processMaxArgs: 4096,
+  /** Longest `timeoutMs` a command may ask for, and longest `waitMs` of one process/read. */
+  processMaxTimeoutMs: 24 * 60 * 60 * 1000,
+  processReadMaxWaitMs: 30_000,
+  /** Output kept per process for process/read (oldest chunks dropped beyond it). */
+  processRetainedOutputBytes: 1024 * 1024,
+  /**
+   * Output notifications not yet written to a slow client, per connection: past this the server
+   * stops reading the commands' pipes (they block writing) until the client reads.
+   */
+  processUnsentOutputBytes: 4 * 1024 * 1024,
+  /** Bytes waiting to be written to one command's stdin before process/write is refused. */
+  processStdinBufferBytes: 4 * 1024 * 1024,
 } as const;

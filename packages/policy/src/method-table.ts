@@ -8,6 +8,8 @@ import {
 } from './request-bounds.js';
 import * as params from './schemas/fs-params.js';
 import * as results from './schemas/fs-results.js';
+import * as processParams from './schemas/process-params.js';
+import * as processResults from './schemas/process-results.js';
 import { assertEditBounds, assertTextWindow } from './text-bounds.js';
 
 /**
@@ -259,6 +261,63 @@ export const METHOD_TABLE = {
     answeredBy: 'helper',
     exposed: false,
     paths: { path: 'remove' },
+  },
+  'environment/info': {
+    summary: 'What `initialize` reports as `environmentInfo` (shell, cwd, home, OS, capabilities).',
+    params: processParams.environmentParamsSchema,
+    result: results.initializeResultSchema.shape.environmentInfo,
+    answeredBy: 'server',
+    exposed: true,
+    paths: {},
+  },
+  'environment/status': {
+    summary: 'Whether the environment takes requests (always `ready` once connected).',
+    params: processParams.environmentParamsSchema,
+    result: processResults.environmentStatusResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: {},
+  },
+  'process/start': {
+    summary: 'Run a command in the sandbox of `sandbox`; output and exit arrive as notifications.',
+    params: processParams.processStartParamsSchema,
+    result: processResults.processStartResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: { cwd: 'read' },
+  },
+  'process/read': {
+    summary: "A command's retained output after `afterSeq`, and whether it exited.",
+    params: processParams.processReadParamsSchema,
+    result: processResults.processReadResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: {},
+  },
+  'process/write': {
+    summary: "Write bytes to a command's stdin (started with `pipeStdin: true`).",
+    params: processParams.processWriteParamsSchema,
+    result: processResults.processWriteResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: {},
+    orderedBy: 'processId',
+  },
+  'process/signal': {
+    summary: 'Interrupt a command (ends it: the sandbox does not forward signals).',
+    params: processParams.processSignalParamsSchema,
+    result: processResults.processSignalResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: {},
+  },
+  'process/terminate': {
+    summary: "Kill a command's whole process tree; `running` says whether it was still running.",
+    params: processParams.processTerminateParamsSchema,
+    result: processResults.processTerminateResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: {},
   },
 } as const satisfies Record<string, MethodDescriptor>;
 

@@ -32,6 +32,11 @@ export interface SandboxPlan {
   denyGlobs: string[];
   /** The sandbox cwd (native), when the context has one. */
   cwd: string | null;
+  /**
+   * The sandboxed program may use the network: set only for a command whose context's network is
+   * `enabled`, never for the helper. Absent means no network.
+   */
+  network?: boolean;
 }
 
 export interface WritableRoot {

@@ -366,11 +366,29 @@ const VALID_PARAMS: Record<Method, Record<string, unknown>> = {
   'fs/readRange': { path: 'file:///w/a', offset: 0, len: 1 },
   'fs/removeTemps': { path: 'file:///w', tag: '0123456789abcdef01234567', recursive: false },
   initialize: { clientName: 'test' },
+  'environment/info': {},
+  'environment/status': {},
+  'process/start': { processId: 'p', argv: ['/bin/true'], cwd: 'file:///w', env: {}, tty: false },
+  'process/read': { processId: 'p' },
+  'process/write': { processId: 'p', chunk: 'aGk=', writeId: 'w' },
+  'process/signal': { processId: 'p', signal: 'interrupt' },
+  'process/terminate': { processId: 'p' },
 };
+/** Methods whose params carry no sandbox context. */
+const WITHOUT_SANDBOX = [
+  'fs/readBlock',
+  'fs/writeBlock',
+  'fs/close',
+  'initialize',
+  'environment/info',
+  'environment/status',
+  'process/read',
+  'process/write',
+  'process/signal',
+  'process/terminate',
+];
 const METHODS = Object.keys(VALID_PARAMS) as Method[];
-const WITH_SANDBOX = METHODS.filter(
-  (method) => !['fs/readBlock', 'fs/writeBlock', 'fs/close', 'initialize'].includes(method),
-);
+const WITH_SANDBOX = METHODS.filter((method) => !WITHOUT_SANDBOX.includes(method));
 // The handshake accepts fields beyond `clientName`, as the reference does.
 const STRICT = METHODS.filter((method) => method !== 'initialize');
 

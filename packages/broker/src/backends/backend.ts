@@ -43,10 +43,29 @@ export interface LaunchSpec {
    */
   boundRoots: string[];
   env: Record<string, string>;
+  /** Where the sandboxed program starts, when the backend sets it (bwrap's `--chdir`). */
+  cwd?: string;
   /** Extra description for `fs-sandbox explain` (e.g. the Seatbelt profile text, the Windows token plan). */
   details?: Record<string, unknown>;
   /** Existing paths the backend masked because a deny glob matched them (their identities are denied too). */
   denyGlobMatches?: string[];
+}
+
+/**
+ * A command's launch (process/start): the sandbox program and its arguments as a backend built them
+ * for the helper, followed by the user's argv instead of node and the helper. `sandboxProgram` is
+ * null when the context grants everything and the command runs unsandboxed, as the reference runs
+ * it. `env` is the environment of the spawned program: for a sandboxed command that is the sandbox
+ * builder, which gets the allowlist only (the command's own environment is set inside the sandbox).
+ */
+export interface CommandLaunchSpec {
+  backend: BackendName | null;
+  sandboxProgram: string | null;
+  sandboxArgs: string[];
+  argv: string[];
+  env: Record<string, string>;
+  /** The spawned program's cwd: the command's own for an unsandboxed run, `/` under a sandbox. */
+  cwd: string;
 }
 
 export type BackendName = 'bwrap' | 'seatbelt' | 'restricted-token';

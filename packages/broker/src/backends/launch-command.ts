@@ -1,5 +1,5 @@
 import { EXPECT_MOUNTS_FLAG } from '@fs-sandbox/helper';
-import type { LaunchSpec } from './backend.js';
+import type { CommandLaunchSpec, LaunchSpec } from './backend.js';
 
 /** A launch as the OS takes it: one program and its argv. */
 export interface LaunchCommand {
@@ -26,4 +26,11 @@ export function launchCommand(launch: LaunchSpec): LaunchCommand {
       ...launch.helperArgs,
     ],
   };
+}
+
+/** A command's launch as the OS takes it: the sandbox program then the user's argv, or the argv alone. */
+export function commandLaunchCommand(launch: CommandLaunchSpec): LaunchCommand {
+  const [program, ...args] = launch.argv as [string, ...string[]];
+  if (launch.sandboxProgram === null) return { file: program, args };
+  return { file: launch.sandboxProgram, args: [...launch.sandboxArgs, program, ...args] };
 }

@@ -1,13 +1,14 @@
 import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
 import {
   buildSandboxPlan,
+  FsError,
   type HostOs,
   type PathGuard,
   type SandboxedContext,
   type SandboxPlan,
   widenForHelperRuntime,
 } from '@fs-sandbox/policy';
-import type { BackendName, LaunchSpec, SandboxBackend } from '../backends/backend.js';
+import type { BackendName, CommandLaunchSpec, LaunchSpec, SandboxBackend } from '../backends/backend.js';
 import type { ResolvedHelperRuntime } from './helper-runtime.js';
 import { buildPathGuard, type HostProtections, protectHostPaths } from './path-guard.js';
 import type { HelperLauncher, RunHelperOptions } from './spawn-helper.js';
@@ -40,6 +41,13 @@ export interface PreparedLaunch {
 
 export interface PreparedSandbox extends PreparedLaunch {
   guard: PathGuard;
+}
+
+/** What a command needs from its request to be launched: argv, native cwd, its final environment. */
+export interface SandboxCommand {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
 }
 
 export interface SandboxRun {
@@ -82,11 +90,56 @@ export class SandboxRunner {
     return { plan, launch };
   }
 
+  /**
+   * The launch of one command under the context's sandbox: the same plan, host protections and
+   * backend as a helper's (the helper's runtime files stay bound read-only; they are public program
+   * files), with the command's cwd, its network as the context says, and its environment set inside
+   * the sandbox. Only bwrap runs commands so far; the other backends refuse, never run it bare.
+   */
+  async prepareCommand(context: SandboxedContext, command: SandboxCommand): Promise<CommandLaunchSpec> {
+    const backend = this.deps.backendFor(context);
+    if (backend.name !== 'bwrap') {
+      throw new FsError(
+        'sandbox_unavailable',
+        `commands are not sandboxed on ${backend.os} yet (only bwrap on Linux runs them); refused rather than run unsandboxed`,
+        { kind: 'sandboxUnavailable' },
+      );
+    }
+    const runtime = await this.deps.runtime();
+    const network = context.profile.type === 'managed' && context.profile.network === 'enabled';
+    const plan: SandboxPlan = { ...this.planFor(context, runtime), cwd: command.cwd, network };
+    const { launch } = await this.launchOf(backend, plan, { ...runtime, env: command.env });
+    if (launch.cwd !== command.cwd) {
+      throw new FsError(
+        'permission_denied',
+        `cwd ${command.cwd} is not a directory the sandbox shows (readable or writable roots)`,
+        { kind: 'sandboxPreparation' },
+      );
+    }
+    return {
+      backend: launch.backend,
+      sandboxProgram: launch.sandboxProgram,
+      sandboxArgs: launch.sandboxArgs,
+      argv: command.argv,
+      // bwrap itself gets the allowlist only; the command's variables are set inside (--setenv).
+      env: runtime.env,
+      cwd: '/',
+    };
+  }
+
   private async launchFor(context: SandboxedContext): Promise<PreparedLaunch & { host: HostProtections }> {
     const backend = this.deps.backendFor(context);
     const runtime = await this.deps.runtime();
+    return this.launchOf(backend, this.planFor(context, runtime), runtime);
+  }
+
+  private async launchOf(
+    backend: SandboxBackend,
+    plan: SandboxPlan,
+    runtime: ResolvedHelperRuntime,
+  ): Promise<PreparedLaunch & { host: HostProtections }> {
     const protect = this.deps.protectHostPaths ?? protectHostPaths;
-    const host = protect(this.planFor(context, runtime), runtime.ownCode, this.deps.os);
+    const host = protect(plan, runtime.ownCode, this.deps.os);
     const launch = await backend.prepare(host.plan, runtime);
     return { plan: host.plan, launch, host };
   }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { currentHostOs, FsError, nativeToPathUri, type WireResultOf } from '@fs-sandbox/policy';
+import { basename, isAbsolute } from 'node:path';
+import { currentHostOs, FsError, type HostOs, nativeToPathUri, type WireResultOf } from '@fs-sandbox/policy';
 import packageJson from '../../package.json' with { type: 'json' };
 
 type InitializeResult = WireResultOf<'initialize'>;
@@ -8,7 +10,7 @@ export type EnvironmentInfo = InitializeResult['environmentInfo'];
 
 /**
  * Per-connection handshake, as the Codex exec-server does it: `initialize` once, then the `initialized`
- * notification, and only then filesystem methods. The error texts are the reference's, so clients
+ * notification, and only then filesystem and process methods. The error texts are the reference's, so clients
  * that match on them keep working.
  */
 export type HandshakeState = 'new' | 'initializing' | 'ready';
@@ -26,11 +28,12 @@ export function repeatedInitializeError(): FsError {
   return new FsError('invalid_request', 'initialize may only be sent once per connection');
 }
 
-/** Only facts this process really has; nothing about shells or providers it does not use. */
+/** Only facts this process really has: the shell it runs commands with, nothing about providers. */
 export function describeEnvironment(): EnvironmentInfo {
   const os = currentHostOs();
   const temp = nativeToPathUri(tmpdir(), os);
   return {
+    shell: shellOf(process.env.SHELL, os),
     executor: 'fs-sandbox',
     executorVersion: packageJson.version,
     cwd: nativeToPathUri(process.cwd(), os),
@@ -43,8 +46,20 @@ export function describeEnvironment(): EnvironmentInfo {
       fileWriteStreaming: true,
       writeFileModes: true,
       errorKinds: true,
+      processes: true,
+      processTty: false,
     },
   };
+}
+
+/**
+ * The shell commands are wrapped in, as the reference reports it: the user's `SHELL` when it names
+ * an absolute program, else the platform's standard one.
+ */
+export function shellOf(shell: string | undefined, os: HostOs): EnvironmentInfo['shell'] {
+  if (os === 'windows') return { name: 'powershell', path: 'powershell.exe' };
+  const path = shell !== undefined && isAbsolute(shell) && existsSync(shell) ? shell : '/bin/sh';
+  return { name: basename(path), path };
 }
 
 export function initializeResult(environment: EnvironmentInfo): InitializeResult {

@@ -1,6 +1,7 @@
 import {
   decodedBase64Length,
   descriptorOf,
+  type HostOs,
   isExposedMethod,
   isHelperMethod,
   isMethod,
@@ -10,8 +11,9 @@ import {
   type ServerMethod,
 } from '@fs-sandbox/policy';
 import type { CallOptions, FsMethod } from '../broker-api.js';
-
 import type { FileHandleManager } from './file-handles.js';
+import { PROCESS_HANDLERS } from './process-handlers.js';
+import type { ProcessTable } from './process-table.js';
 import type { ServerBroker } from './server-broker.js';
 
 /**
@@ -31,6 +33,8 @@ export interface OperationFacts {
 export interface ServerCallContext {
   broker: ServerBroker;
   handles: FileHandleManager;
+  processes: ProcessTable;
+  os: HostOs;
   call: CallOptions & { signal: AbortSignal };
   facts: OperationFacts;
 }
@@ -43,6 +47,7 @@ const SERVER_HANDLERS: { readonly [M in Exclude<ServerMethod, 'initialize'>]: Me
   'fs/readBlock': readBlock,
   'fs/writeBlock': writeBlock,
   'fs/close': closeHandle,
+  ...PROCESS_HANDLERS,
 };
 
 /**

@@ -1,4 +1,4 @@
-import { FsError } from '@fs-sandbox/policy';
+import { currentHostOs, FsError, LIMITS } from '@fs-sandbox/policy';
 import type { AuditSink } from './audit-log.js';
 import { type EncodedReply, encodeReplyParts } from './encode-reply.js';
 import { FileHandleManager } from './file-handles.js';
@@ -11,6 +11,7 @@ import {
 } from './handshake.js';
 import { handlerFor, type OperationFacts, orderingKey, parseInitializeParams } from './method-handlers.js';
 import { parseMessage, quoteBounded, type TransportLabel } from './parse-message.js';
+import { ProcessTable } from './process-table.js';
 import type { ReplyAccount, ReplyBudget } from './reply-budget.js';
 import { RequestScheduler, type SchedulerLimits } from './request-scheduler.js';
 import { HANDSHAKE_METHODS, type Reply, type RequestId, UNPARSABLE_ID } from './rpc-messages.js';
@@ -50,6 +51,7 @@ export class RpcConnection {
   private state: HandshakeState = 'new';
   private closed = false;
   private readonly handles: FileHandleManager;
+  private readonly processes: ProcessTable;
   private cleanedUp: Promise<void> = Promise.resolve();
   private readonly scheduler: RequestScheduler;
   private readonly unsent: ReplyAccount;
@@ -62,7 +64,14 @@ export class RpcConnection {
     private readonly output: ReplyOutput,
   ) {
     this.handles = new FileHandleManager(settings.broker, settings.maxHandles);
-    this.unsent = settings.replyBudget.open(() => this.scheduler.resume());
+    this.unsent = settings.replyBudget.open(() => {
+      this.scheduler.resume();
+      this.processes.resumeOutput();
+    });
+    this.processes = new ProcessTable({
+      notify: (method, params) => this.sendNotification(method, params),
+      hasRoom: () => this.unsent.held < LIMITS.processUnsentOutputBytes,
+    });
     this.scheduler = new RequestScheduler(settings.scheduler, (running) => this.unsent.mayStart(running));
   }
 
@@ -134,6 +143,7 @@ export class RpcConnection {
     this.scheduler.dropWaiting();
     for (const controller of this.running)
       controller.abort(new FsError('internal_error', 'connection closed'));
+    this.processes.closeAll();
     this.cleanedUp = this.handles.closeAll();
     this.unsent.close();
     return this.cleanedUp;
@@ -169,6 +179,8 @@ export class RpcConnection {
           const result = await handler(params, {
             broker: this.settings.broker,
             handles: this.handles,
+            processes: this.processes,
+            os: currentHostOs(),
             call,
             facts,
           });
@@ -277,6 +289,13 @@ export class RpcConnection {
 
   private sendError(id: RequestId, error: unknown): void {
     this.send({ error: toRpcError(error), id });
+  }
+
+  /** A notification (process output and exits): held against the same unsent budget as replies. */
+  private sendNotification(method: string, params: Record<string, unknown>): void {
+    if (this.closed) return;
+    const whole = Buffer.from(JSON.stringify({ method, params }), 'utf8');
+    this.output.send([whole], this.unsent.hold(whole.length));
   }
 
   private send(reply: Reply): void {

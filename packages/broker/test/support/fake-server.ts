@@ -1,5 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { FsError, type HelperMethod, type ResultOf } from '@fs-sandbox/policy';
+import type { CommandLaunchSpec } from '../../src/backends/backend.js';
+import type { CommandRequest } from '../../src/broker.js';
 import type { CallInfo, CallOptions } from '../../src/broker-api.js';
 import { createServer, type FsRpcServer, type ServerOptions } from '../../src/server/server.js';
 import type { ServerBroker } from '../../src/server/server-broker.js';
@@ -21,6 +23,18 @@ export class FakeBroker implements ServerBroker {
   running = 0;
   maxRunning = 0;
   private readonly releases = new Set<() => void>();
+
+  /** Commands run unsandboxed here, as the in-process route would run them. */
+  async prepareCommand(_sandbox: unknown, request: CommandRequest): Promise<CommandLaunchSpec> {
+    return {
+      backend: null,
+      sandboxProgram: null,
+      sandboxArgs: [],
+      argv: request.argv,
+      env: request.env,
+      cwd: request.cwd,
+    };
+  }
 
   call<M extends HelperMethod>(method: M, params: unknown, options?: CallOptions): Promise<ResultOf<M>> {
     return this.callWithInfo(method, params, options).then(({ result }) => result);
@@ -217,11 +231,14 @@ export function makeServer(options: Partial<ServerOptions> & { broker?: ServerBr
       platformOs: 'linux',
       temporaryDirectories: ['file:///tmp'],
       tempDir: 'file:///tmp',
+      shell: { name: 'sh', path: '/bin/sh' },
       capabilities: {
         sandboxedFileStreaming: true,
         fileWriteStreaming: true,
         writeFileModes: true,
         errorKinds: true,
+        processes: true,
+        processTty: false,
       },
     },
     ...options,

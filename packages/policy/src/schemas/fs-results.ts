@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { decimalSchema, u64Schema } from './primitives.js';
+import { shellInfoSchema } from './process-results.js';
 
 /** Results of every method. Paths in results are canonical `file:` URIs, as in the reference. */
 
@@ -92,12 +93,18 @@ export const serverCapabilitiesSchema = z.object({
   writeFileModes: z.literal(true),
   /** Every error carries `data.errorKind`. */
   errorKinds: z.literal(true),
+  /** process/* runs commands in the request's sandbox. */
+  processes: z.literal(true),
+  /** `tty: true` is refused: no pseudo-terminal (see the README, "Commands"). */
+  processTty: z.literal(false),
 });
 
 /** What `initialize` answers: only the fields and capabilities this server can honestly claim. */
 export const initializeResultSchema = z.object({
   sessionId: z.string(),
   environmentInfo: z.object({
+    /** The shell a Codex client runs its commands with (required by the reference's client). */
+    shell: shellInfoSchema,
     executor: z.literal('fs-sandbox'),
     executorVersion: z.string(),
     cwd: z.string(),

@@ -23,6 +23,8 @@ export interface BwrapSandbox {
   mountPoints: string[];
   /** Host directories and files bound in as roots: not the helper's own files, not the deny masks. */
   boundRoots: string[];
+  /** The directory the sandboxed program starts in (`/` when the plan's cwd is not shown). */
+  cwd: string;
 }
 
 /** Namespaces, session and capabilities: identical for every helper run. */
@@ -88,7 +90,7 @@ export function buildBwrapSandbox(plan: SandboxPlan, facts: PathFacts, runtime: 
   refuseRuntimeInsideDeny(plan, runtime);
   const writableRoots = plan.writableRoots.map((root) => root.root);
 
-  const argv = new BwrapArgv(runtime);
+  const argv = new BwrapArgv(runtime, plan.network === true);
   const { args } = argv;
   // The whole host tree read-only when everything is readable (a `root:read` narrowed by denies
   // included). Otherwise an empty tmpfs that only gets the readable roots; it is remounted
@@ -179,9 +181,10 @@ export function buildBwrapSandbox(plan: SandboxPlan, facts: PathFacts, runtime: 
   for (const name of Object.keys(runtime.env).sort()) {
     args.push('--setenv', validEnvName(name), validEnvValue(name, runtime.env[name] as string));
   }
-  args.push('--chdir', sandboxCwd(plan, rootReadable, facts, emitted));
+  const cwd = sandboxCwd(plan, rootReadable, facts, emitted);
+  args.push('--chdir', cwd);
   args.push('--');
-  return { args, mountPoints: argv.mountPoints, boundRoots: argv.boundRoots };
+  return { args, mountPoints: argv.mountPoints, boundRoots: argv.boundRoots, cwd };
 }
 
 /**
@@ -189,13 +192,15 @@ export function buildBwrapSandbox(plan: SandboxPlan, facts: PathFacts, runtime: 
  * list a warm helper's freshness is proved against is then exactly what the argv mounts.
  */
 class BwrapArgv {
-  readonly args: string[] = [...ISOLATION_ARGS];
+  readonly args: string[];
   readonly mountPoints: string[] = [];
   readonly boundRoots: string[] = [];
   private readonly runtimeFiles: ReadonlySet<string>;
 
-  constructor(runtime: HelperRuntime) {
+  constructor(runtime: HelperRuntime, network: boolean) {
     this.runtimeFiles = new Set([runtime.nodePath, runtime.helperBundle]);
+    // Only a command whose context enables the network keeps the host's network namespace.
+    this.args = ISOLATION_ARGS.filter((arg) => !(network && arg === '--unshare-net'));
   }
 
   /** The host path mounted at the same path. */

@@ -35,6 +35,7 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBa
         helper: runtime.helperBundle,
         helperArgs: [],
         mountPoints: sandbox.mountPoints,
+        cwd: sandbox.cwd,
         boundRoots: sandbox.boundRoots,
         // bwrap itself gets only the filtered environment too: LD_PRELOAD and friends from the
         // broker must not act on the sandbox builder either.

@@ -1,0 +1,248 @@
+import { FsError, LIMITS, type WireResultOf } from '@fs-sandbox/policy';
+import type { CommandLaunchSpec } from '../backends/backend.js';
+import { CommandProcess, type CommandStream } from '../runner/command-process.js';
+
+/** How the table reaches its client: notifications, and whether the unsent output still has room. */
+export interface ProcessNotifier {
+  notify(method: string, params: Record<string, unknown>): void;
+  /** False while the connection's unsent notifications exceed LIMITS.processUnsentOutputBytes. */
+  hasRoom(): boolean;
+}
+
+export interface StartOptions {
+  processId: string;
+  launch: CommandLaunchSpec;
+  pipeStdin: boolean;
+  outputBytesCap: number | null;
+  timeoutMs: number | null;
+}
+
+interface RetainedChunk {
+  seq: number;
+  stream: CommandStream;
+  chunk: Buffer;
+}
+
+/** One process id's state: live, then exited (kept for process/read until the id is reused). */
+class ProcessEntry {
+  seq = 0;
+  command: CommandProcess | null = null;
+  exitCode: number | null = null;
+  closed = false;
+  capReached = false;
+  timedOut = false;
+  delivered = 0;
+  retained: RetainedChunk[] = [];
+  retainedBytes = 0;
+  timer: NodeJS.Timeout | null = null;
+  waiters = new Set<() => void>();
+
+  constructor(
+    readonly id: string,
+    readonly cap: number | null,
+  ) {}
+
+  get exited(): boolean {
+    return this.exitCode !== null;
+  }
+
+  wake(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+}
+
+/**
+ * The processes of one connection. Ids are the client's: a live id cannot be started again, an
+ * exited one can (the new process replaces what was kept of the old). Every process is killed when
+ * the connection closes. Output goes out as `process/output` notifications as it arrives, up to
+ * `outputBytesCap` (then `capReached`), and the last LIMITS.processRetainedOutputBytes of it stay for
+ * process/read.
+ */
+export class ProcessTable {
+  private readonly entries = new Map<string, ProcessEntry>();
+  private closed = false;
+
+  constructor(private readonly notifier: ProcessNotifier) {}
+
+  get liveCount(): number {
+    return [...this.entries.values()].filter((entry) => !entry.closed).length;
+  }
+
+  /** Refuses an id in use and a full table before the caller prepares a sandbox. */
+  reserve(processId: string): void {
+    if (this.closed) throw new FsError('internal_error', 'connection closed');
+    const existing = this.entries.get(processId);
+    if (existing !== undefined && !existing.closed)
+      throw new FsError('invalid_request', `process ${processId} already exists`);
+    if (this.liveCount >= LIMITS.processesPerConnection) {
+      throw new FsError(
+        'invalid_request',
+        `too many processes on this connection (at most ${LIMITS.processesPerConnection} running); wait for one to exit`,
+      );
+    }
+    const entry = new ProcessEntry(processId, null);
+    this.entries.set(processId, entry);
+  }
+
+  /** Forgets a reservation whose start failed, so the id is free again. */
+  release(processId: string): void {
+    const entry = this.entries.get(processId);
+    if (entry !== undefined && entry.command === null) this.entries.delete(processId);
+  }
+
+  async start(options: StartOptions): Promise<void> {
+    const entry = new ProcessEntry(options.processId, options.outputBytesCap);
+    this.entries.set(options.processId, entry);
+    try {
+      entry.command = await CommandProcess.start(options.launch, options.pipeStdin, {
+        output: (stream, chunk) => this.onOutput(entry, stream, chunk),
+        exit: (exitCode) => this.onExit(entry, exitCode),
+        closed: () => this.onClosed(entry),
+      });
+    } catch (error) {
+      this.entries.delete(options.processId);
+      throw error;
+    }
+    if (this.closed) entry.command.kill();
+    if (!this.notifier.hasRoom()) entry.command.pause();
+    if (options.timeoutMs !== null) {
+      entry.timer = setTimeout(() => {
+        entry.timedOut = true;
+        entry.command?.kill();
+      }, options.timeoutMs);
+    }
+  }
+
+  async read(
+    processId: string,
+    afterSeq: number,
+    maxBytes: number | null,
+    waitMs: number,
+  ): Promise<WireResultOf<'process/read'>> {
+    const entry = this.existing(processId);
+    const pending = () => entry.retained.filter((chunk) => chunk.seq > afterSeq);
+    if (pending().length === 0 && !entry.closed && waitMs > 0) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          entry.waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, waitMs);
+        entry.waiters.add(done);
+      });
+    }
+    const chunks: WireResultOf<'process/read'>['chunks'] = [];
+    let bytes = 0;
+    for (const chunk of pending()) {
+      if (maxBytes !== null && chunks.length > 0 && bytes + chunk.chunk.length > maxBytes) break;
+      chunks.push({ seq: chunk.seq, stream: chunk.stream, chunk: chunk.chunk.toString('base64') });
+      bytes += chunk.chunk.length;
+    }
+    const last = chunks.at(-1);
+    return {
+      chunks,
+      nextSeq: last === undefined ? entry.seq + 1 : last.seq + 1,
+      exited: entry.exited,
+      exitCode: entry.exitCode,
+      closed: entry.closed,
+      failure: null,
+      sandboxDenied: false,
+      capReached: entry.capReached,
+      timedOut: entry.timedOut,
+    };
+  }
+
+  write(processId: string, bytes: Buffer): WireResultOf<'process/write'> {
+    const entry = this.entries.get(processId);
+    if (entry === undefined) return { status: 'unknownProcess' };
+    if (entry.command === null) return { status: 'starting' };
+    return { status: entry.command.write(bytes) };
+  }
+
+  /** Kills the process tree; `running` says whether it was still running. */
+  terminate(processId: string): WireResultOf<'process/terminate'> {
+    const command = this.entries.get(processId)?.command;
+    if (command == null || !command.running) return { running: false };
+    command.kill();
+    return { running: true };
+  }
+
+  interrupt(processId: string): void {
+    this.existing(processId).command?.interrupt();
+  }
+
+  /** The client read some notifications: commands paused for it may go on. */
+  resumeOutput(): void {
+    if (!this.notifier.hasRoom()) return;
+    for (const entry of this.entries.values()) entry.command?.resume();
+  }
+
+  /** The connection is gone: every process is killed, nothing more is sent. */
+  closeAll(): void {
+    this.closed = true;
+    for (const entry of this.entries.values()) {
+      if (entry.timer !== null) clearTimeout(entry.timer);
+      entry.command?.kill();
+      entry.wake();
+    }
+  }
+
+  private existing(processId: string): ProcessEntry {
+    const entry = this.entries.get(processId);
+    if (entry === undefined) throw new FsError('invalid_request', `unknown process id ${processId}`);
+    return entry;
+  }
+
+  private onOutput(entry: ProcessEntry, stream: CommandStream, data: Buffer): void {
+    if (entry.capReached) return;
+    let chunk = data;
+    if (entry.cap !== null && entry.delivered + chunk.length >= entry.cap) {
+      chunk = chunk.subarray(0, entry.cap - entry.delivered);
+      entry.capReached = true;
+    }
+    entry.delivered += chunk.length;
+    entry.seq += 1;
+    entry.retained.push({ seq: entry.seq, stream, chunk });
+    entry.retainedBytes += chunk.length;
+    while (entry.retainedBytes > LIMITS.processRetainedOutputBytes && entry.retained.length > 1) {
+      entry.retainedBytes -= (entry.retained.shift() as RetainedChunk).chunk.length;
+    }
+    const params: Record<string, unknown> = {
+      processId: entry.id,
+      seq: entry.seq,
+      stream,
+      chunk: chunk.toString('base64'),
+    };
+    if (entry.capReached) params.capReached = true;
+    this.send('process/output', params);
+    if (!this.notifier.hasRoom()) for (const other of this.entries.values()) other.command?.pause();
+    entry.wake();
+  }
+
+  private onExit(entry: ProcessEntry, exitCode: number): void {
+    if (entry.timer !== null) clearTimeout(entry.timer);
+    entry.exitCode = exitCode;
+    entry.seq += 1;
+    const params: Record<string, unknown> = {
+      processId: entry.id,
+      seq: entry.seq,
+      exitCode,
+      sandboxDenied: false,
+    };
+    if (entry.timedOut) params.timedOut = true;
+    this.send('process/exited', params);
+    entry.wake();
+  }
+
+  private onClosed(entry: ProcessEntry): void {
+    entry.closed = true;
+    entry.seq += 1;
+    this.send('process/closed', { processId: entry.id, seq: entry.seq });
+    entry.wake();
+  }
+
+  private send(method: string, params: Record<string, unknown>): void {
+    if (!this.closed) this.notifier.notify(method, params);
+  }
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { LIMITS } from '../limits.js';
+import { requestPathSchema } from './primitives.js';
+import { sandboxContextSchema } from './sandbox-context.js';
+
+/**
+ * Params of the process methods, as the Codex exec-server's client sends them: `process/start` runs
+ * one command, `process/read` returns its retained output, `process/write` feeds its stdin,
+ * `process/signal` and `process/terminate` stop it. Process ids are chosen by the client and scoped
+ * to its connection. Objects are strict, like every other method's params, so every field the
+ * reference's client sends is named here (`metadata`, `managedNetwork` are accepted and unused).
+ */
+
+export const processIdSchema = z.string().min(1).max(LIMITS.processIdMaxBytes);
+
+/** How the command's environment is built from the broker's (see the README, "Commands"). */
+export const execEnvPolicySchema = z.strictObject({
+  inherit: z.enum(['all', 'core', 'none']),
+  ignoreDefaultExcludes: z.boolean(),
+  exclude: z.array(z.string()),
+  set: z.record(z.string(), z.string()),
+  includeOnly: z.array(z.string()),
+});
+
+const positiveInt = z.number().int().positive();
+
+export const processStartParamsSchema = z.strictObject({
+  processId: processIdSchema,
+  argv: z.array(z.string()).min(1, { message: 'argv must not be empty' }).max(LIMITS.processMaxArgs),
+  cwd: requestPathSchema,
+  env: z.record(z.string(), z.string()),
+  envPolicy: execEnvPolicySchema.nullish(),
+  tty: z.boolean(),
+  pipeStdin: z.boolean().default(false),
+  arg0: z.string().nullish(),
+  sandbox: sandboxContextSchema.nullish(),
+  enforceManagedNetwork: z.boolean().default(false),
+  managedNetwork: z.unknown().optional(),
+  metadata: z.unknown().optional(),
+  /** Beyond the reference (as the app-server's `command/exec` names them). */
+  outputBytesCap: positiveInt.nullish(),
+  timeoutMs: positiveInt.max(LIMITS.processMaxTimeoutMs).nullish(),
+});
+
+export const processReadParamsSchema = z.strictObject({
+  processId: processIdSchema,
+  afterSeq: z.number().int().nonnegative().nullish(),
+  maxBytes: positiveInt.nullish(),
+  waitMs: z.number().int().nonnegative().max(LIMITS.processReadMaxWaitMs).nullish(),
+});
+
+export const processWriteParamsSchema = z.strictObject({
+  processId: processIdSchema,
+  /** Base64 bytes for the command's stdin. */
+  chunk: z.base64(),
+  writeId: z.string(),
+});
+
+export const processSignalParamsSchema = z.strictObject({
+  processId: processIdSchema,
+  signal: z.enum(['interrupt']),
+});
+
+export const processTerminateParamsSchema = z.strictObject({ processId: processIdSchema });
+
+/** `environment/info` and `environment/status` take no params (an empty object or none). */
+export const environmentParamsSchema = z.strictObject({});
