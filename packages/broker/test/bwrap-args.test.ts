@@ -13,6 +13,7 @@ import type { PathFact, PathFacts } from '../src/backends/linux/path-facts.js';
 const runtime: HelperRuntime = {
   nodePath: '/usr/bin/node',
   helperBundle: '/opt/fs/helper.cjs',
+  ripgrepPath: '/opt/fs/rg',
   env: { TMPDIR: '/tmp', PATH: '/usr/bin:/bin' },
 };
 

@@ -28,6 +28,7 @@ function windowsLevelRefusal(p: SandboxPlan, level: WindowsSandboxLevel): string
 const RUNTIME: HelperRuntime = {
   nodePath: 'C:\\Program Files\\nodejs\\node.exe',
   helperBundle: 'C:\\fs-sandbox\\packages\\helper\\dist\\helper.cjs',
+  ripgrepPath: 'C:\\fs-sandbox\\node_modules\\@vscode\\ripgrep-win32-x64\\bin\\rg.exe',
   env: { Path: 'C:\\Windows\\system32', TEMP: 'C:\\Users\\dev\\AppData\\Local\\Temp' },
 };
 const LAUNCHER = 'C:\\fs-sandbox\\packages\\broker\\dist\\windows-launcher.js';

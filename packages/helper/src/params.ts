@@ -110,3 +110,19 @@ export function isPlainObject(value: unknown): value is Params {
     typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array)
   );
 }
+
+export function requiredString(params: Params, field: string): string {
+  const value = params[field];
+  if (value === undefined) throw missing(field);
+  if (typeof value !== 'string') throw wrongType(field, 'a string');
+  return value;
+}
+
+export function requiredStringList(params: Params, field: string): string[] {
+  const value = params[field];
+  if (value === undefined) throw missing(field);
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw wrongType(field, 'a list of strings');
+  }
+  return value;
+}
