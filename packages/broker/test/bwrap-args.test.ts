@@ -157,6 +157,7 @@ describe('buildBwrapSandbox golden files', () => {
     expect(mountPoints).toEqual([
       '/etc',
       '/opt/fs/helper.cjs',
+      '/opt/fs/rg',
       '/usr',
       '/w',
       '/w/.env',
@@ -482,7 +483,7 @@ describe('bwrapFactPaths', () => {
       cwd: '/w',
     });
     expect(new Set(bwrapFactPaths(p, runtime))).toEqual(
-      new Set(['/usr', '/usr/bin/node', '/opt/fs/helper.cjs', '/w', '/w/docs', '/w/.git', '/w/.env']),
+      new Set(['/usr', '/usr/bin/node', '/opt/fs/helper.cjs', '/opt/fs/rg', '/w', '/w/docs', '/w/.git', '/w/.env']),
     );
   });
 });

@@ -228,7 +228,18 @@ describe('Seatbelt profile rules', () => {
     expect(text.indexOf('(deny file-link)')).toBeGreaterThan(lastAllow);
     expect(text.indexOf('(deny network*)')).toBeGreaterThan(lastAllow);
     expect(text).not.toMatch(/\(allow network/);
-    expect(text).not.toMatch(/\(allow process-fork/);
+  });
+
+  it('lets the helper execute exactly node and the ripgrep binary, and fork only when ripgrep is there', () => {
+    const execs = [...denyEntries.text.matchAll(/\(allow process-exec \(literal \(param "([A-Z_]+)"\)\)\)/g)];
+    expect(execs.map((m) => m[1])).toEqual(['NODE_PATH', 'RIPGREP']);
+    expect(param('RIPGREP')).toBe(RUNTIME.ripgrepPath);
+    expect(denyEntries.text).toMatch(/\(allow process-fork\)/);
+    const withoutRipgrep = buildSeatbeltProfile(PLANS['deny-entries'] as SandboxPlan, {
+      ...RUNTIME,
+      ripgrepPath: null,
+    });
+    expect(withoutRipgrep.text).not.toMatch(/process-fork|RIPGREP/);
   });
 
   it('grants no scratch space: nothing outside the writable roots is writable', () => {

@@ -114,7 +114,8 @@ describe('restricted-token launch plan', () => {
       ['C:\\Users\\dev\\work', 'delete', 'none', 'skip'],
       ['C:\\Users\\dev\\work\\vendor', 'delete', 'none', 'skip'],
     ]);
-    expect(data.job).toEqual({ killOnClose: true, activeProcessLimit: 1 });
+    // The helper and the one ripgrep it may start.
+    expect(data.job).toEqual({ killOnClose: true, activeProcessLimit: 2 });
   });
 
   it('read-only policy with full-disk read: no grants, so every write fails', () => {

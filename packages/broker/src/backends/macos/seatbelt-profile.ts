@@ -148,7 +148,7 @@ export function buildSeatbeltProfile(plan: SandboxPlan, runtime: HelperRuntime):
     '; V8 sets a per-thread CPU mitigation flag through this sysctl.',
     '(allow sysctl-write (sysctl-name "kern.tcsm_enable"))',
     '',
-    '; Runtime files: the node binary and the helper bundle as exact files, system code for dyld.',
+    '; Runtime files: node, the helper bundle and ripgrep as exact files, system code for dyld.',
     `(allow file-read* file-map-executable (literal ${nodePath}))`,
     `(allow file-read* (literal ${helperBundle}))`,
     ...(ripgrep === null ? [] : [`(allow file-read* file-map-executable (literal ${ripgrep}))`]),
