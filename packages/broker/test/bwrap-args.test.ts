@@ -483,7 +483,16 @@ describe('bwrapFactPaths', () => {
       cwd: '/w',
     });
     expect(new Set(bwrapFactPaths(p, runtime))).toEqual(
-      new Set(['/usr', '/usr/bin/node', '/opt/fs/helper.cjs', '/opt/fs/rg', '/w', '/w/docs', '/w/.git', '/w/.env']),
+      new Set([
+        '/usr',
+        '/usr/bin/node',
+        '/opt/fs/helper.cjs',
+        '/opt/fs/rg',
+        '/w',
+        '/w/docs',
+        '/w/.git',
+        '/w/.env',
+      ]),
     );
   });
 });

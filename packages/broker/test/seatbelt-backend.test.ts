@@ -47,7 +47,12 @@ describe('Seatbelt backend', () => {
       denyGlobs: [],
       cwd: null,
     };
-    const runtime = { nodePath: '/usr/local/bin/node', helperBundle: '/x/helper.cjs', ripgrepPath: null, env: {} };
+    const runtime = {
+      nodePath: '/usr/local/bin/node',
+      helperBundle: '/x/helper.cjs',
+      ripgrepPath: null,
+      env: {},
+    };
     const asSpelled = { realpath: async (path: string) => path, profileSpelling: (path: string) => path };
     const launch = await createSeatbeltBackend({
       checkSandboxExec: async () => {},

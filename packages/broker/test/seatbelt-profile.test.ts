@@ -13,7 +13,8 @@ import {
 const RUNTIME: HelperRuntime = {
   nodePath: '/opt/homebrew/Cellar/node/20.11.0/bin/node',
   helperBundle: '/Users/dev/fs-sandbox/packages/helper/dist/helper.cjs',
-  ripgrepPath: '/Users/dev/fs-sandbox/node_modules/.pnpm/@vscode+ripgrep-darwin-arm64@1.18.0/node_modules/@vscode/ripgrep-darwin-arm64/bin/rg',
+  ripgrepPath:
+    '/Users/dev/fs-sandbox/node_modules/.pnpm/@vscode+ripgrep-darwin-arm64@1.18.0/node_modules/@vscode/ripgrep-darwin-arm64/bin/rg',
   env: { PATH: '/usr/bin:/bin', TMPDIR: '/var/folders/xy/abc/T/' },
 };
 

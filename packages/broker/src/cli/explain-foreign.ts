@@ -27,7 +27,8 @@ const ASSUMED_RUNTIME: Record<Exclude<HostOs, 'linux'>, Omit<HelperRuntime, 'env
     nodePath: '/usr/local/bin/node',
     helperBundle:
       '/usr/local/lib/node_modules/@fs-sandbox/broker/node_modules/@fs-sandbox/helper/dist/helper.cjs',
-    ripgrepPath: '/usr/local/lib/node_modules/@fs-sandbox/broker/node_modules/@vscode/ripgrep-darwin-arm64/bin/rg',
+    ripgrepPath:
+      '/usr/local/lib/node_modules/@fs-sandbox/broker/node_modules/@vscode/ripgrep-darwin-arm64/bin/rg',
   },
   windows: {
     nodePath: 'C:\\Program Files\\nodejs\\node.exe',

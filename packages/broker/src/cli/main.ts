@@ -8,6 +8,8 @@ import { registerCpCommand } from './cp-command.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
 import { registerExplainCommand } from './explain-command.js';
+import { registerGlobCommand } from './glob-command.js';
+import { registerGrepCommand } from './grep-command.js';
 import { registerLsCommand } from './ls-command.js';
 import { registerMkdirCommand } from './mkdir-command.js';
 import { registerRmCommand } from './rm-command.js';
@@ -38,6 +40,8 @@ export function buildProgram(deps: CliDeps): Command {
   registerCpCommand(program, deps);
   registerMkdirCommand(program, deps);
   registerWalkCommand(program, deps);
+  registerGrepCommand(program, deps);
+  registerGlobCommand(program, deps);
   registerDoctorCommand(program, deps);
   registerExplainCommand(program, deps);
   registerDemoCommand(program, deps);

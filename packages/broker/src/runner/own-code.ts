@@ -13,7 +13,11 @@ import { fileURLToPath } from 'node:url';
  * whose writable roots contain them, and the helper's guard refuses writes there as protected.
  * Real paths (symlinks resolved), computed once per broker.
  */
-export function ownCodePaths(helperBundle: string, nodePath: string, ripgrepPath: string | null = null): string[] {
+export function ownCodePaths(
+  helperBundle: string,
+  nodePath: string,
+  ripgrepPath: string | null = null,
+): string[] {
   const brokerRoot = packageRootOf(fileURLToPath(import.meta.url), null);
   const paths = new Set<string>([nodePath, helperBundle]);
   if (ripgrepPath !== null) paths.add(ripgrepPath);

@@ -1,5 +1,11 @@
 import type { HelperResultOf } from '@fs-sandbox/policy';
-import { decodePathBytes, encodePathBytes, fsPathArg, LIMITS, nativeToPathUri } from '@fs-sandbox/policy/core';
+import {
+  decodePathBytes,
+  encodePathBytes,
+  fsPathArg,
+  LIMITS,
+  nativeToPathUri,
+} from '@fs-sandbox/policy/core';
 import { lstat } from '../fs-async.js';
 import type { Operation } from '../operation.js';
 import { pathParam, requiredBoolean, requiredCount, requiredStringList } from '../params.js';
@@ -55,9 +61,7 @@ export const globOperation: Operation<'fs/glob'> = {
         },
       });
     }
-    found.sort(
-      (a, b) => b.entry.modifiedAtMs - a.entry.modifiedAtMs || Buffer.compare(a.sortKey, b.sortKey),
-    );
+    found.sort((a, b) => b.entry.modifiedAtMs - a.entry.modifiedAtMs || Buffer.compare(a.sortKey, b.sortKey));
     let truncated = run.stopped || found.length > params.maxResults;
     const entries: GlobEntry[] = [];
     let bytes = 0;

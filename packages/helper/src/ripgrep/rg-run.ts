@@ -80,8 +80,15 @@ export async function runRipgrep(
  */
 export function ripgrepFailure(run: RipgrepRun): FsError | null {
   if (run.exitCode !== 2 || run.stderr === '') return null;
-  const message = run.stderr.replace(/^rg: /, '');
-  if (/regex parse error|error parsing glob|literal .* not allowed|regex/i.test(message)) {
+  // One line: ripgrep draws a caret under the pattern over several, which a JSON error message or a
+  // terminal line would only show as escapes.
+  const message = run.stderr
+    .replace(/^rg: /, '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .join(' ');
+  if (/regex|glob/i.test(message)) {
     return new FsError('invalid_params', message);
   }
   return new FsError('internal_error', `ripgrep failed: ${message}`);

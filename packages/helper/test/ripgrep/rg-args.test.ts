@@ -27,7 +27,15 @@ const FIXED = [
 
 describe('searchArgv', () => {
   it('starts with the fixed safety flags and ends with the pattern after -e and the root after --', () => {
-    expect(searchArgv(SEARCH, [])).toEqual([...FIXED, '--json', '--case-sensitive', '-e', 'needle', '--', '/w']);
+    expect(searchArgv(SEARCH, [])).toEqual([
+      ...FIXED,
+      '--json',
+      '--case-sensitive',
+      '-e',
+      'needle',
+      '--',
+      '/w',
+    ]);
   });
 
   it('never lets a pattern or a path that looks like a flag be read as one', () => {
@@ -90,10 +98,9 @@ describe('searchArgv', () => {
 describe('globArgv', () => {
   it('lists files NUL-separated, the patterns as globs and the policy excludes after them', () => {
     expect(
-      globArgv(
-        { path: '/w', patterns: ['**/*.md', 'src/*'], includeIgnored: false, includeHidden: true },
-        ['/.git'],
-      ),
+      globArgv({ path: '/w', patterns: ['**/*.md', 'src/*'], includeIgnored: false, includeHidden: true }, [
+        '/.git',
+      ]),
     ).toEqual([
       ...FIXED,
       '--files',

@@ -20,7 +20,9 @@ const GUARD: PathGuard = {
 
 describe('policyExcludes', () => {
   it('anchors denied and protected paths below the root, escaping glob characters', () => {
-    expect(policyExcludes(GUARD, '/w', 'linux')).toEqual(['/**/*.env', '/.git', '/sub/secret', '/we\\[ird\\]\\*', '**/*.pem'].sort());
+    expect(policyExcludes(GUARD, '/w', 'linux')).toEqual(
+      ['/**/*.env', '/.git', '/sub/secret', '/we\\[ird\\]\\*', '**/*.pem'].sort(),
+    );
   });
 
   it('keeps what a ripgrep glob cannot say for the kernel masks alone', () => {

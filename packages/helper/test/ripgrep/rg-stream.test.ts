@@ -50,11 +50,16 @@ describe('parseRipgrepEvent', () => {
   it('reads context lines, file ends and the summary; ignores begin', () => {
     expect(
       parseRipgrepEvent(
-        line({ type: 'context', data: { path: { text: '/w/a' }, lines: { text: 'x\n' }, line_number: 2, submatches: [] } }),
+        line({
+          type: 'context',
+          data: { path: { text: '/w/a' }, lines: { text: 'x\n' }, line_number: 2, submatches: [] },
+        }),
       ),
     ).toMatchObject({ type: 'context', path: '/w/a', lineNumber: 2, submatches: [] });
     expect(
-      parseRipgrepEvent(line({ type: 'end', data: { path: { text: '/w/a' }, stats: { bytes_searched: 12 } } })),
+      parseRipgrepEvent(
+        line({ type: 'end', data: { path: { text: '/w/a' }, stats: { bytes_searched: 12 } } }),
+      ),
     ).toEqual({ type: 'end', path: '/w/a', bytesSearched: 12 });
     expect(
       parseRipgrepEvent(line({ type: 'summary', data: { stats: { searches: 3, bytes_searched: 40 } } })),

@@ -5,7 +5,12 @@ import { SearchCollector } from '../../src/ripgrep/search-collector.js';
 
 const OPTIONS = { maxResults: 100, contextLines: 0, filesOnly: false };
 
-function lineEvent(path: string, lineNumber: number, text: string | Buffer, match?: [number, number]): LineEvent {
+function lineEvent(
+  path: string,
+  lineNumber: number,
+  text: string | Buffer,
+  match?: [number, number],
+): LineEvent {
   return {
     type: match === undefined ? 'context' : 'match',
     path,
@@ -34,7 +39,10 @@ describe('SearchCollector', () => {
       ['file:///w/a', 9],
       ['file:///w/b', 3],
     ]);
-    expect(result).toMatchObject({ truncated: false, stats: { filesSearched: 2, bytesSearched: 20, elapsedMs: 5 } });
+    expect(result).toMatchObject({
+      truncated: false,
+      stats: { filesSearched: 2, bytesSearched: 20, elapsedMs: 5 },
+    });
   });
 
   it('gives each match its neighbouring lines, matches included, within contextLines', () => {
@@ -98,7 +106,9 @@ describe('SearchCollector', () => {
     const result = collector.finish(0);
     expect(accepted).toBeLessThan(20_000);
     expect(result.truncated).toBe(true);
-    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(LIMITS.searchMaxResponseBytes + 1024);
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(
+      LIMITS.searchMaxResponseBytes + 1024,
+    );
   });
 
   it('lists files only, sorted, with filesOnly', () => {

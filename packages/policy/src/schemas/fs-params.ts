@@ -104,7 +104,10 @@ const globListSchema = z.array(z.string().min(1)).max(256);
 
 export const searchParamsSchema = z.strictObject({
   path: requestPathSchema,
-  pattern: z.string().min(1).max(64 * 1024),
+  pattern: z
+    .string()
+    .min(1)
+    .max(64 * 1024),
   fixedStrings: optionalFlagSchema(false),
   caseSensitive: optionalFlagSchema(true),
   include: globListSchema.nullish().transform((globs) => globs ?? []),

@@ -76,7 +76,9 @@ export function buildSeatbeltProfile(plan: SandboxPlan, runtime: HelperRuntime):
   const nodePath = params.ref('NODE_PATH', resolveMacosTopLevelAlias(runtime.nodePath));
   const helperBundle = params.ref('HELPER_BUNDLE', resolveMacosTopLevelAlias(runtime.helperBundle));
   const ripgrep =
-    runtime.ripgrepPath === null ? null : params.ref('RIPGREP', resolveMacosTopLevelAlias(runtime.ripgrepPath));
+    runtime.ripgrepPath === null
+      ? null
+      : params.ref('RIPGREP', resolveMacosTopLevelAlias(runtime.ripgrepPath));
 
   const denied = plan.deniedPaths.map(resolveMacosTopLevelAlias);
   const deniedExclusions = denied.map((path, i) => subtreeExclusion(params, `DENIED_${i}`, path));

@@ -99,7 +99,11 @@ export function parseWindowsLaunchPlan(text: string | undefined): WindowsLaunchP
   const env = plan.env as unknown;
   if (typeof env !== 'object' || env === null || !Object.values(env).every(isString)) fail('env');
   if (plan.cwd !== null && !isString(plan.cwd)) fail('cwd');
-  if (plan.job?.killOnClose !== true || (plan.job.activeProcessLimit !== 1 && plan.job.activeProcessLimit !== 2)) fail('job limits');
+  if (
+    plan.job?.killOnClose !== true ||
+    (plan.job.activeProcessLimit !== 1 && plan.job.activeProcessLimit !== 2)
+  )
+    fail('job limits');
   return plan;
 }
 
