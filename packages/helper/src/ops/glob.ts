@@ -12,7 +12,7 @@ import { pathParam, requiredBoolean, requiredCount, requiredStringList } from '.
 import { globArgv } from '../ripgrep/rg-args.js';
 import { policyExcludes } from '../ripgrep/rg-excludes.js';
 import { requireRipgrep, ripgrepFailure, runRipgrep } from '../ripgrep/rg-run.js';
-import { checkSearchRoot } from '../ripgrep/search-root.js';
+import { ripgrepPlace } from '../ripgrep/search-root.js';
 
 type GlobEntry = HelperResultOf<'fs/glob'>['entries'][number];
 
@@ -36,21 +36,25 @@ export const globOperation: Operation<'fs/glob'> = {
   }),
   async run(params, context) {
     const ripgrep = requireRipgrep(context.ripgrep, 'fs/glob');
-    await checkSearchRoot(params.path);
-    const argv = globArgv(params, policyExcludes(context.guard, params.path, context.os));
+    const place = await ripgrepPlace(params.path, context.os);
+    const argv = globArgv(
+      { ...params, path: place.operand },
+      policyExcludes(context.guard, place.cwd, context.os),
+    );
     const names: string[] = [];
-    const run = await runRipgrep(ripgrep, argv, NUL, (record) => {
+    const run = await runRipgrep(ripgrep, argv, place.cwd, NUL, (record) => {
       if (names.length >= LIMITS.searchMaxFiles) return false;
-      names.push(decodePathBytes(record));
+      names.push(place.nativeOf(decodePathBytes(record)));
       return true;
     });
     const failure = ripgrepFailure(run);
     if (failure !== null) throw failure;
     const found: Array<{ entry: GlobEntry; sortKey: Buffer }> = [];
     for (const name of names) {
-      // Gone or unreadable since ripgrep listed it: not a match any more.
+      // Gone since ripgrep listed it, or not a file: a denied file's mask is a device node in its
+      // place (the name is all that is left of it, and not even that is reported).
       const stats = await lstat(fsPathArg(name)).catch(() => null);
-      if (stats === null) continue;
+      if (stats === null || !(stats.isFile() || stats.isSymbolicLink())) continue;
       found.push({
         sortKey: encodePathBytes(name),
         entry: {

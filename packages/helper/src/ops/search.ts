@@ -5,7 +5,7 @@ import { policyExcludes } from '../ripgrep/rg-excludes.js';
 import { requireRipgrep, ripgrepFailure, runRipgrep } from '../ripgrep/rg-run.js';
 import { parseRipgrepEvent } from '../ripgrep/rg-stream.js';
 import { SearchCollector } from '../ripgrep/search-collector.js';
-import { checkSearchRoot } from '../ripgrep/search-root.js';
+import { ripgrepPlace } from '../ripgrep/search-root.js';
 
 const NEWLINE = 0x0a;
 
@@ -31,12 +31,17 @@ export const searchOperation: Operation<'fs/search'> = {
   async run(params, context) {
     const started = performance.now();
     const ripgrep = requireRipgrep(context.ripgrep, 'fs/search');
-    await checkSearchRoot(params.path);
-    const argv = searchArgv(params, policyExcludes(context.guard, params.path, context.os));
+    const place = await ripgrepPlace(params.path, context.os);
+    const argv = searchArgv(
+      { ...params, path: place.operand },
+      policyExcludes(context.guard, place.cwd, context.os),
+    );
     const collector = new SearchCollector(params, context.os);
-    const run = await runRipgrep(ripgrep, argv, NEWLINE, (record) => {
+    const run = await runRipgrep(ripgrep, argv, place.cwd, NEWLINE, (record) => {
       const event = parseRipgrepEvent(record);
-      return event === null || collector.add(event);
+      if (event === null) return true;
+      if (event.type !== 'summary') event.path = place.nativeOf(event.path);
+      return collector.add(event);
     });
     const failure = ripgrepFailure(run);
     if (failure !== null) throw failure;

@@ -11,21 +11,22 @@ export interface RipgrepRun {
 }
 
 /**
- * Runs ripgrep with `argv` (no shell, empty environment: no RIPGREP_CONFIG_PATH, nothing of the
- * host's) and hands each output record to `onRecord` as it arrives; `onRecord` returns false when
+ * Runs ripgrep with `argv` in `cwd` (no shell, empty environment: no RIPGREP_CONFIG_PATH, nothing
+ * of the host's) and hands each output record to `onRecord` as it arrives; `onRecord` returns false when
  * the caller has what a bound allows. ripgrep is killed when that happens, when a record passes
  * LIMITS.searchMaxOutputLineBytes, or after LIMITS.searchMaxRunMs.
  */
 export async function runRipgrep(
   program: string,
   argv: string[],
+  cwd: string,
   separator: number,
   onRecord: (record: Buffer) => boolean,
 ): Promise<RipgrepRun> {
   // Only fs/search and fs/glob load child_process: the other operations' start-up does not pay for it.
   const { spawn } = await import('node:child_process');
   const child = spawn(program, argv, {
-    cwd: '/',
+    cwd,
     env: {},
     stdio: ['ignore', 'pipe', 'pipe'],
     windowsHide: true,
