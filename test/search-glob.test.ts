@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { RIPGREP_FIXED_ARGS, RIPGREP_THREADS } from '@fs-sandbox/helper';
 import { decodePathBytes, nativeToPathUri } from '@fs-sandbox/policy';
 import { rgPath } from '@vscode/ripgrep';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -104,14 +105,7 @@ async function call(method: string, params: Record<string, unknown>) {
 }
 
 /** ripgrep's own flags for the host run: the same fixed ones the helper passes. */
-const HOST_FIXED = [
-  '--no-config',
-  '--no-pcre2',
-  '--no-follow',
-  '--no-messages',
-  '--no-require-git',
-  '--no-ignore-global',
-];
+const HOST_FIXED = [...RIPGREP_FIXED_ARGS, '--threads', String(RIPGREP_THREADS)];
 
 function hostRg(args: string[]): Buffer {
   try {

@@ -23,19 +23,17 @@ export const RIPGREP_THREADS = 2;
  * repository's `.git` is visible in the sandbox, and no global git excludes (a file in the user's
  * home the sandbox may not even show).
  */
-const FIXED_ARGS: readonly string[] = [
+export const RIPGREP_FIXED_ARGS: readonly string[] = [
   '--no-config',
   '--no-pcre2',
   '--no-follow',
   '--no-messages',
   '--no-require-git',
   '--no-ignore-global',
-  '--threads',
-  String(RIPGREP_THREADS),
 ];
 
 function walkArgs(options: { includeHidden: boolean; includeIgnored: boolean }): string[] {
-  const args: string[] = [];
+  const args = ['--threads', String(RIPGREP_THREADS)];
   if (options.includeHidden) args.push('--hidden');
   if (options.includeIgnored) args.push('--no-ignore');
   return args;
@@ -51,7 +49,7 @@ function globArgs(includes: readonly string[], excludes: readonly string[]): str
 
 /** fs/search: JSON output (one event per line); `filesOnly` stops at each file's first match. */
 export function searchArgv(options: SearchOptions, policyExcludes: readonly string[]): string[] {
-  const args = [...FIXED_ARGS, '--json', ...walkArgs(options)];
+  const args = [...RIPGREP_FIXED_ARGS, '--json', ...walkArgs(options)];
   args.push(options.caseSensitive ? '--case-sensitive' : '--ignore-case');
   if (options.fixedStrings) args.push('--fixed-strings');
   if (options.filesOnly) args.push('--max-count', '1');
@@ -63,7 +61,7 @@ export function searchArgv(options: SearchOptions, policyExcludes: readonly stri
 
 /** fs/glob: file names only, NUL-separated (exact bytes, any name). */
 export function globArgv(options: GlobOptions, policyExcludes: readonly string[]): string[] {
-  const args = [...FIXED_ARGS, '--files', '--null', ...walkArgs(options)];
+  const args = [...RIPGREP_FIXED_ARGS, '--files', '--null', ...walkArgs(options)];
   args.push(...globArgs(options.patterns, policyExcludes));
   args.push('--', options.path);
   return args;

@@ -21,9 +21,8 @@ const FIXED = [
   '--no-messages',
   '--no-require-git',
   '--no-ignore-global',
-  '--threads',
-  String(RIPGREP_THREADS),
 ];
+const THREADS = ['--threads', String(RIPGREP_THREADS)];
 
 describe('searchArgv', () => {
   it('starts with the fixed safety flags and ends with the pattern after -e and the root after --', () => {
@@ -61,6 +60,7 @@ describe('searchArgv', () => {
     expect(argv).toEqual([
       ...FIXED,
       '--json',
+      ...THREADS,
       '--hidden',
       '--no-ignore',
       '--ignore-case',
@@ -105,6 +105,7 @@ describe('globArgv', () => {
       ...FIXED,
       '--files',
       '--null',
+      ...THREADS,
       '--hidden',
       '-g',
       '**/*.md',
