@@ -6,8 +6,6 @@ import { addJsonOption, writeResultJson } from './json-output.js';
 import { runShortcut, type ShortcutFlags, shortcutCommand } from './shortcut.js';
 import { escapeForTerminal } from './terminal-text.js';
 
-type SearchResult = ResultOf<'fs/search'>;
-
 interface GrepFlags extends ShortcutFlags {
   fixedStrings?: boolean;
   ignoreCase?: boolean;
@@ -41,7 +39,7 @@ export function displayedPath(cwd: string, uri: string): string {
  * ripgrep's `--no-heading` form: `path:line:text` for a match, `path-line-text` for a context line,
  * `--` between groups that do not touch; every line escaped for the terminal.
  */
-export function formatGrep(cwd: string, result: SearchResult): string {
+export function formatGrep(cwd: string, result: ResultOf<'fs/search'>): string {
   if (result.files !== undefined) {
     return result.files.map((uri) => `${escapeForTerminal(displayedPath(cwd, uri))}\n`).join('');
   }

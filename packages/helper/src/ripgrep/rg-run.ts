@@ -1,5 +1,5 @@
 import { FsError, LIMITS } from '@fs-sandbox/policy/core';
-import { LineSplitter } from './rg-stream.js';
+import { RecordSplitter } from './rg-stream.js';
 
 export interface RipgrepRun {
   /** ripgrep's exit code (0 found, 1 nothing found, 2 errors), null when it was stopped. */
@@ -31,7 +31,7 @@ export async function runRipgrep(
     stdio: ['ignore', 'pipe', 'pipe'],
     windowsHide: true,
   });
-  const splitter = new LineSplitter(LIMITS.searchMaxOutputLineBytes, separator);
+  const splitter = new RecordSplitter(LIMITS.searchMaxOutputLineBytes, separator);
   let stopped = false;
   let failure: unknown = null;
   let stderr = '';

@@ -7,7 +7,7 @@ import { decodePathBytes, FsError } from '@fs-sandbox/policy/core';
  * overflow and the caller stops. ripgrep ends every record, so nothing is left after its exit.
  */
 
-export class LineSplitter {
+export class RecordSplitter {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
 

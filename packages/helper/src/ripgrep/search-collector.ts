@@ -1,10 +1,9 @@
 import type { HelperResultOf } from '@fs-sandbox/policy';
 import { encodePathBytes, type HostOs, LIMITS, nativeToPathUri } from '@fs-sandbox/policy/core';
 import type { LineEvent, RipgrepEvent } from './rg-stream.js';
-import { showLine, type WireLine } from './search-lines.js';
+import { type SearchMatch, showLine, type WireLine } from './search-lines.js';
 
 type SearchResult = HelperResultOf<'fs/search'>;
-type SearchMatch = SearchResult['matches'][number];
 type ContextLine = NonNullable<SearchMatch['before']>[number];
 
 interface FileLine {

@@ -2,7 +2,7 @@ import type { HelperResultOf } from '@fs-sandbox/policy';
 import { decodePathBytes, hasLoneSurrogate, LIMITS } from '@fs-sandbox/policy/core';
 import { percentEscaped } from '../wire-file-name.js';
 
-type SearchMatch = HelperResultOf<'fs/search'>['matches'][number];
+export type SearchMatch = HelperResultOf<'fs/search'>['matches'][number];
 export type WireLine = Pick<SearchMatch, 'line' | 'lineTruncated' | 'nonUtf8Line'>;
 
 /** A line of ripgrep output as fs/search sends it, and where a byte offset of it lands in that text. */

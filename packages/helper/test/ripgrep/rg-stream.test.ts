@@ -1,25 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { LineSplitter, parseRipgrepEvent } from '../../src/ripgrep/rg-stream.js';
+import { RecordSplitter, parseRipgrepEvent } from '../../src/ripgrep/rg-stream.js';
 
 const line = (value: unknown) => Buffer.from(JSON.stringify(value));
 
-describe('LineSplitter', () => {
+describe('RecordSplitter', () => {
   it('joins records split across chunks and keeps the rest for the next chunk', () => {
-    const splitter = new LineSplitter(100, 0x0a);
+    const splitter = new RecordSplitter(100, 0x0a);
     expect(splitter.push(Buffer.from('{"a":1}\n{"b"'))?.map(String)).toEqual(['{"a":1}']);
     expect(splitter.push(Buffer.from(':2}\n\n'))?.map(String)).toEqual(['{"b":2}', '']);
     expect(splitter.push(Buffer.from('x'))).toEqual([]);
   });
 
   it('reports a record over the bound instead of buffering it, even when it arrives in pieces', () => {
-    const splitter = new LineSplitter(8, 0x0a);
+    const splitter = new RecordSplitter(8, 0x0a);
     expect(splitter.push(Buffer.from('12345'))).toEqual([]);
     expect(splitter.push(Buffer.from('6789'))).toBeNull();
-    expect(new LineSplitter(8, 0x0a).push(Buffer.from('123456789\n'))).toBeNull();
+    expect(new RecordSplitter(8, 0x0a).push(Buffer.from('123456789\n'))).toBeNull();
   });
 
   it('splits on NUL for file lists', () => {
-    const splitter = new LineSplitter(100, 0x00);
+    const splitter = new RecordSplitter(100, 0x00);
     expect(splitter.push(Buffer.from('/w/a\0/w/b\0'))?.map(String)).toEqual(['/w/a', '/w/b']);
   });
 });
