@@ -352,3 +352,40 @@ describe('fs-sandbox grep and glob', () => {
     expect(cli.stdout).toBe('sub/keep.txt\nsub/local.txt\n');
   });
 });
+
+describe('fs-sandbox serve', () => {
+  it('answers fs/search and fs/glob on the wire, with the same results as the CLI and no denied byte', async () => {
+    const rpc = (id: number, method: string, params: unknown) =>
+      JSON.stringify({ jsonrpc: '2.0', id, method, params });
+    const input = [
+      rpc(1, 'initialize', { clientName: 'search-test' }),
+      JSON.stringify({ jsonrpc: '2.0', method: 'initialized' }),
+      rpc(2, 'fs/search', {
+        path: uri(proj),
+        pattern: NEEDLE,
+        includeHidden: true,
+        maxResults: 10_000,
+        sandbox,
+      }),
+      rpc(3, 'fs/glob', { path: uri(proj), patterns: ['**'], includeHidden: true, sandbox }),
+      '',
+    ].join('\n');
+    const served = await runCli(['serve'], { user: 'root', env: ENV, input, timeoutMs: 60_000 });
+    for (const secret of SECRETS) expect(served.stdout + served.stderr).not.toContain(secret);
+    const replies = new Map(
+      served.stdout
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line))
+        .map((reply) => [reply.id, reply]),
+    );
+    const search = replies.get(2)?.result as { matches: Match[] };
+    const direct = (
+      await call('fs/search', { path: uri(proj), pattern: NEEDLE, includeHidden: true, maxResults: 10_000 })
+    ).result as { matches: Match[] };
+    expect(keys(search.matches)).toEqual(keys(direct.matches));
+    const glob = replies.get(3)?.result as { entries: Array<{ path: string }> };
+    expect(glob.entries.length).toBeGreaterThan(5);
+    expect(glob.entries.some((entry) => denied(entry.path))).toBe(false);
+  });
+});
