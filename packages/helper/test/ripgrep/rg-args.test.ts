@@ -29,6 +29,7 @@ describe('searchArgv', () => {
     expect(searchArgv(SEARCH, [])).toEqual([
       ...FIXED,
       '--json',
+      ...THREADS,
       '--case-sensitive',
       '-e',
       'needle',
