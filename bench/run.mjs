@@ -15,11 +15,12 @@
 //                                   checkout (e.g. a worktree of the commit before a change), in
 //                                   the same interleaved rounds, as `readFile cold/warm (baseline)`
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, release } from 'node:os';
+import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolveHelperRuntime } from '@fs-sandbox/broker';
 import { createFixture, sandboxFor } from './lib/fixture.mjs';
+import { runMeta } from './lib/format.mjs';
 import { measureHelperStart } from './lib/helper-start.mjs';
 import { measureLargeReads, measureOneHugeRead } from './lib/large-read.mjs';
 import { measureLatencies } from './lib/latency.mjs';
@@ -45,15 +46,7 @@ if (process.platform !== 'linux') {
   process.exit(2);
 }
 
-const meta = {
-  date: new Date().toISOString(),
-  node: process.version,
-  kernel: `linux ${release()}`,
-  cpus: cpus().length,
-  loadBefore: loadavg(),
-  rounds,
-  baseline: baselineDir,
-};
+const meta = runMeta({ rounds, baseline: baselineDir });
 const runtime = await resolveHelperRuntime('linux', process.env);
 const fixture = createFixture();
 const sandbox = sandboxFor(fixture);

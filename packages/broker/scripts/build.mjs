@@ -1,5 +1,5 @@
 // Builds the broker: dist/cli.js (the `fs-sandbox` program: one ESM file with its dependencies
-// bundled, except ws, koffi and esbuild, which stay runtime imports) and dist/index.js (the library,
+// bundled, except ws, koffi, esbuild and @vscode/ripgrep, which stay runtime imports) and dist/index.js (the library,
 // dependencies external). The CLI runs the helper from packages/helper/dist/helper.cjs, so that
 // bundle is built first when it is missing (the root build already orders packages topologically).
 import { execFileSync } from 'node:child_process';
@@ -31,7 +31,8 @@ await Promise.all([
     ...common,
     entryPoints: { cli: 'src/cli/bin.ts' },
     outdir: 'dist',
-    external: ['ws', 'koffi', 'esbuild'],
+    // @vscode/ripgrep finds its per-platform binary relative to its own installed location.
+    external: ['ws', 'koffi', 'esbuild', '@vscode/ripgrep'],
     // One process per `fs-sandbox call`: a minified bundle compiles faster at every start.
     minify: true,
     // Bundled CommonJS dependencies (commander) call require() for Node built-ins.

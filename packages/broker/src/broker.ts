@@ -23,7 +23,12 @@ import { WarmPool } from './pool/warm-pool.js';
 import { precheckPhysical, precheckRequest } from './precheck.js';
 import { assertSandboxed, routeFor, runRouted } from './routing.js';
 import { commandEnv } from './runner/command-env.js';
-import { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
+import {
+  type ResolvedHelperRuntime,
+  resolveHelperRuntime,
+  resolveRipgrep,
+  runsRipgrep,
+} from './runner/helper-runtime.js';
 import { type PreparedSandbox, type SandboxCommand, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
 
@@ -98,6 +103,8 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
   const env = options.env ?? process.env;
   const precheck = options.precheck ?? true;
   let runtime: Promise<ResolvedHelperRuntime> | null = null;
+  // In-process requests need no helper bundle, only ripgrep for the methods that run it.
+  let inProcessRipgrep: Promise<string | null> | null = null;
   const poolOptions = options.launcher === undefined ? resolvePoolOptions(options.pool) : null;
   const pool = poolOptions === null ? null : new WarmPool(poolOptions);
   const runner = new SandboxRunner({
@@ -129,7 +136,12 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       const request = parseRequest(method, rawParams, os);
       if (options.requireSandbox) assertSandboxed(request.route);
       const { reply, info } = await runRouted(request.helper, request.route, {
-        inProcess: (inProcessRequest) => runRequest(inProcessRequest),
+        inProcess: async (inProcessRequest) => {
+          if (!runsRipgrep(inProcessRequest.operation)) return runRequest(inProcessRequest);
+          inProcessRipgrep ??= resolveRipgrep();
+          const ripgrep = await inProcessRipgrep;
+          return runRequest(ripgrep === null ? inProcessRequest : { ...inProcessRequest, ripgrep });
+        },
         sandboxed: async (sandboxedRequest, context) => {
           if (precheck) precheckRequest(request.paths, context.profile, os);
           const prepared = await runner.prepare(context);

@@ -13,6 +13,7 @@ import type { PathFact, PathFacts } from '../src/backends/linux/path-facts.js';
 const runtime: HelperRuntime = {
   nodePath: '/usr/bin/node',
   helperBundle: '/opt/fs/helper.cjs',
+  ripgrepPath: '/opt/fs/rg',
   env: { TMPDIR: '/tmp', PATH: '/usr/bin:/bin' },
 };
 
@@ -156,6 +157,7 @@ describe('buildBwrapSandbox golden files', () => {
     expect(mountPoints).toEqual([
       '/etc',
       '/opt/fs/helper.cjs',
+      '/opt/fs/rg',
       '/usr',
       '/w',
       '/w/.env',
@@ -481,7 +483,16 @@ describe('bwrapFactPaths', () => {
       cwd: '/w',
     });
     expect(new Set(bwrapFactPaths(p, runtime))).toEqual(
-      new Set(['/usr', '/usr/bin/node', '/opt/fs/helper.cjs', '/w', '/w/docs', '/w/.git', '/w/.env']),
+      new Set([
+        '/usr',
+        '/usr/bin/node',
+        '/opt/fs/helper.cjs',
+        '/opt/fs/rg',
+        '/w',
+        '/w/docs',
+        '/w/.git',
+        '/w/.env',
+      ]),
     );
   });
 });

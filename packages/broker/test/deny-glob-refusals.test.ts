@@ -51,6 +51,7 @@ function plan(os: HostOs, glob: string, overrides: Partial<SandboxPlan> = {}): S
 const runtime = (nodePath: string, helperBundle: string): HelperRuntime => ({
   nodePath,
   helperBundle,
+  ripgrepPath: null,
   env: {},
 });
 

@@ -27,6 +27,7 @@ describe('Seatbelt backend', () => {
         createSeatbeltBackend().prepare(plan, {
           nodePath: process.execPath,
           helperBundle: '/x/helper.cjs',
+          ripgrepPath: null,
           env: {},
         }),
       ).rejects.toMatchObject({
@@ -46,7 +47,12 @@ describe('Seatbelt backend', () => {
       denyGlobs: [],
       cwd: null,
     };
-    const runtime = { nodePath: '/usr/local/bin/node', helperBundle: '/x/helper.cjs', env: {} };
+    const runtime = {
+      nodePath: '/usr/local/bin/node',
+      helperBundle: '/x/helper.cjs',
+      ripgrepPath: null,
+      env: {},
+    };
     const asSpelled = { realpath: async (path: string) => path, profileSpelling: (path: string) => path };
     const launch = await createSeatbeltBackend({
       checkSandboxExec: async () => {},

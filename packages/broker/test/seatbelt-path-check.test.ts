@@ -19,7 +19,12 @@ beforeEach(async () => {
   await mkdir(join(base, 'real', 'sub'), { recursive: true });
   await mkdir(join(base, 'elsewhere'), { recursive: true });
   await symlink(join(base, 'real'), join(base, 'link'));
-  runtime = { nodePath: process.execPath, helperBundle: join(base, 'real', 'helper.cjs'), env: {} };
+  runtime = {
+    nodePath: process.execPath,
+    helperBundle: join(base, 'real', 'helper.cjs'),
+    ripgrepPath: null,
+    env: {},
+  };
 });
 
 afterEach(async () => {

@@ -13,6 +13,8 @@ import {
 const RUNTIME: HelperRuntime = {
   nodePath: '/opt/homebrew/Cellar/node/20.11.0/bin/node',
   helperBundle: '/Users/dev/fs-sandbox/packages/helper/dist/helper.cjs',
+  ripgrepPath:
+    '/Users/dev/fs-sandbox/node_modules/.pnpm/@vscode+ripgrep-darwin-arm64@1.18.0/node_modules/@vscode/ripgrep-darwin-arm64/bin/rg',
   env: { PATH: '/usr/bin:/bin', TMPDIR: '/var/folders/xy/abc/T/' },
 };
 
@@ -227,7 +229,18 @@ describe('Seatbelt profile rules', () => {
     expect(text.indexOf('(deny file-link)')).toBeGreaterThan(lastAllow);
     expect(text.indexOf('(deny network*)')).toBeGreaterThan(lastAllow);
     expect(text).not.toMatch(/\(allow network/);
-    expect(text).not.toMatch(/\(allow process-fork/);
+  });
+
+  it('lets the helper execute exactly node and the ripgrep binary, and fork only when ripgrep is there', () => {
+    const execs = [...denyEntries.text.matchAll(/\(allow process-exec \(literal \(param "([A-Z_]+)"\)\)\)/g)];
+    expect(execs.map((m) => m[1])).toEqual(['NODE_PATH', 'RIPGREP']);
+    expect(param('RIPGREP')).toBe(RUNTIME.ripgrepPath);
+    expect(denyEntries.text).toMatch(/\(allow process-fork\)/);
+    const withoutRipgrep = buildSeatbeltProfile(PLANS['deny-entries'] as SandboxPlan, {
+      ...RUNTIME,
+      ripgrepPath: null,
+    });
+    expect(withoutRipgrep.text).not.toMatch(/process-fork|RIPGREP/);
   });
 
   it('grants no scratch space: nothing outside the writable roots is writable', () => {

@@ -10,6 +10,7 @@ import {
 const RUNTIME: HelperRuntime = {
   nodePath: 'C:\\nodejs\\node.exe',
   helperBundle: 'C:\\fs\\helper.cjs',
+  ripgrepPath: null,
   env: { Path: 'C:\\Windows' },
 };
 const FULL_READ: SandboxPlan = {

@@ -28,6 +28,7 @@ function windowsLevelRefusal(p: SandboxPlan, level: WindowsSandboxLevel): string
 const RUNTIME: HelperRuntime = {
   nodePath: 'C:\\Program Files\\nodejs\\node.exe',
   helperBundle: 'C:\\fs-sandbox\\packages\\helper\\dist\\helper.cjs',
+  ripgrepPath: 'C:\\fs-sandbox\\node_modules\\@vscode\\ripgrep-win32-x64\\bin\\rg.exe',
   env: { Path: 'C:\\Windows\\system32', TEMP: 'C:\\Users\\dev\\AppData\\Local\\Temp' },
 };
 const LAUNCHER = 'C:\\fs-sandbox\\packages\\broker\\dist\\windows-launcher.js';
@@ -113,7 +114,8 @@ describe('restricted-token launch plan', () => {
       ['C:\\Users\\dev\\work', 'delete', 'none', 'skip'],
       ['C:\\Users\\dev\\work\\vendor', 'delete', 'none', 'skip'],
     ]);
-    expect(data.job).toEqual({ killOnClose: true, activeProcessLimit: 1 });
+    // The helper and the one ripgrep it may start.
+    expect(data.job).toEqual({ killOnClose: true, activeProcessLimit: 2 });
   });
 
   it('read-only policy with full-disk read: no grants, so every write fails', () => {

@@ -74,6 +74,7 @@ describe('Windows launcher failure replies', () => {
       const plan = buildWindowsLaunchPlanData(accepted, {
         nodePath: 'C:\\node\\node.exe',
         helperBundle: 'C:\\fs\\helper.cjs',
+        ripgrepPath: null,
         env: {},
       });
       const { stdout } = await launch(JSON.stringify(plan), 'C:\\node\\node.exe', 'C:\\fs\\helper.cjs');

@@ -15,4 +15,5 @@ export type {
   ReplyBinary,
   ReplyBinaryField,
 } from './protocol.js';
+export { RIPGREP_FIXED_ARGS, RIPGREP_THREADS } from './ripgrep/rg-args.js';
 export { type RunOptions, runRequest } from './run-request.js';

@@ -16,6 +16,8 @@ export interface OperationContext {
    * creates, replaces or removes (null in-process, where no policy restricts anything).
    */
   guard: PathGuard | null;
+  /** The ripgrep executable (absolute path) from the request, or null when the broker sent none. */
+  ripgrep: string | null;
 }
 
 export interface OperationOutcome<M extends HelperMethod> {

@@ -120,3 +120,19 @@ export function optionalCount(params: Params, field: string): number | undefined
 export function optionalBoolean(params: Params, field: string, byDefault: boolean): boolean {
   return isAbsent(params[field]) ? byDefault : requiredBoolean(params, field);
 }
+
+export function requiredString(params: Params, field: string): string {
+  const value = params[field];
+  if (value === undefined) throw missing(field);
+  if (typeof value !== 'string') throw wrongType(field, 'a string');
+  return value;
+}
+
+export function requiredStringList(params: Params, field: string): string[] {
+  const value = params[field];
+  if (value === undefined) throw missing(field);
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw wrongType(field, 'a list of strings');
+  }
+  return value;
+}

@@ -32,6 +32,11 @@ export interface HelperRequest<M extends HelperMethod = HelperMethod> {
   guard?: PathGuard;
   /** Tag for the temporary files of this request (policy temp-tag.ts). */
   tempTag?: string;
+  /**
+   * The ripgrep executable fs/search and fs/glob run, as the helper sees it (the broker binds that
+   * exact file into every sandbox at the same path). Absent: those methods are unavailable.
+   */
+  ripgrep?: string;
 }
 
 /** Reply fields that carry file bytes: `dataBase64` of fs/readFile, `chunk` of fs/readRange. */

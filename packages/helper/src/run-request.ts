@@ -9,6 +9,7 @@ import { createDirectoryOperation } from './ops/create-directory.js';
 import { discardStagedOperation } from './ops/discard-staged.js';
 import { editOperation } from './ops/edit.js';
 import { getMetadataOperation } from './ops/get-metadata.js';
+import { globOperation } from './ops/glob.js';
 import { openForReadOperation } from './ops/open-for-read.js';
 import { publishStagedOperation } from './ops/publish-staged.js';
 import { readDirectoryOperation } from './ops/read-directory.js';
@@ -17,6 +18,7 @@ import { readRangeOperation } from './ops/read-range.js';
 import { readTextFileOperation } from './ops/read-text-file.js';
 import { removeOperation } from './ops/remove.js';
 import { removeTempsOperation } from './ops/remove-temps.js';
+import { searchOperation } from './ops/search.js';
 import { stageWriteOperation } from './ops/stage-write.js';
 import { walkOperation } from './ops/walk.js';
 import { writeFileOperation } from './ops/write-file.js';
@@ -38,6 +40,8 @@ const OPERATIONS: { readonly [M in HelperMethod]: Operation<M> } = {
   'fs/remove': removeOperation,
   'fs/copy': copyOperation,
   'fs/walk': walkOperation,
+  'fs/search': searchOperation,
+  'fs/glob': globOperation,
   'fs/openForRead': openForReadOperation,
   'fs/readRange': readRangeOperation,
   'fs/stageWrite': stageWriteOperation,
@@ -72,7 +76,12 @@ export async function runRequest(request: unknown, options: RunOptions = {}): Pr
       // Inside a sandbox the physical checks are half the enforcement: never run without them.
       throw new FsError('invalid_request', `a sandboxed ${envelope.operation} request needs its \`guard\``);
     }
-    return await perform(envelope.operation, envelope.params, { os, sandboxed, guard: envelope.guard });
+    return await perform(envelope.operation, envelope.params, {
+      os,
+      sandboxed,
+      guard: envelope.guard,
+      ripgrep: envelope.ripgrep,
+    });
   } catch (error) {
     // Operations map their own OS errors with the path they concern; one that slipped through
     // still names the path Node reports rather than becoming an opaque internal error.
@@ -98,7 +107,7 @@ async function perform<M extends HelperMethod>(
 
 function parseEnvelope(request: unknown) {
   if (!isPlainObject(request)) throw new FsError('invalid_request', 'helper request must be a JSON object');
-  const { operation, params, sandboxed } = request;
+  const { operation, params, sandboxed, ripgrep } = request;
   if (typeof operation !== 'string')
     throw new FsError('invalid_request', 'helper request needs a string `operation`');
   if (!Object.hasOwn(OPERATIONS, operation)) {
@@ -108,12 +117,16 @@ function parseEnvelope(request: unknown) {
   if (sandboxed !== undefined && typeof sandboxed !== 'boolean') {
     throw new FsError('invalid_request', 'helper request `sandboxed` must be a boolean');
   }
+  if (ripgrep !== undefined && typeof ripgrep !== 'string') {
+    throw new FsError('invalid_request', 'helper request `ripgrep` must be a path string');
+  }
   return {
     operation: operation as HelperMethod,
     params: withBinary(params, request.binary),
     sandboxed: sandboxed === true,
     freshness: parseFreshness(request.freshness),
     guard: parseGuard(request.guard),
+    ripgrep: ripgrep ?? null,
   };
 }
 

@@ -13,12 +13,20 @@ type WireFileName = Pick<HelperResultOf<'fs/readDirectory'>['entries'][number], 
  */
 export function wireFileName(name: string): WireFileName {
   if (!hasLoneSurrogate(name)) return { fileName: name };
+  return { fileName: percentEscaped(name), nonUtf8Name: true };
+}
+
+/**
+ * The `%XX` form above of a string holding escaped non-UTF-8 bytes (path-bytes.ts). fs/search sends
+ * lines of text that is not UTF-8 this way too.
+ */
+export function percentEscaped(text: string): string {
   let encoded = '';
-  for (const char of name) {
+  for (const char of text) {
     const unit = char.charCodeAt(0);
     if (unit >= 0xdc80 && unit <= 0xdcff) encoded += `%${(unit - 0xdc00).toString(16).toUpperCase()}`;
     else if (char === '%') encoded += '%25';
     else encoded += char;
   }
-  return { fileName: encoded, nonUtf8Name: true };
+  return encoded;
 }

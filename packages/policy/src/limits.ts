@@ -97,4 +97,21 @@ export const LIMITS = {
   processUnsentOutputBytes: 4 * 1024 * 1024,
   /** Bytes waiting to be written to one command's stdin before process/write is refused. */
   processStdinBufferBytes: 4 * 1024 * 1024,
+  /** fs/search: matches returned (default and most), context lines, characters kept of one line. */
+  searchDefaultResults: 200,
+  searchMaxResults: 10_000,
+  searchMaxContextLines: 10,
+  searchMaxLineChars: 500,
+  /** fs/glob: entries returned (default and most). */
+  globDefaultResults: 1_000,
+  globMaxResults: 50_000,
+  /** fs/search and fs/glob: reply size, files ripgrep may report, and one JSON line of its output. */
+  searchMaxResponseBytes: 4 * 1024 * 1024,
+  searchMaxFiles: 200_000,
+  searchMaxOutputLineBytes: 64 * 1024 * 1024,
+  /**
+   * How long ripgrep may run before the helper stops it and replies with what it has (`truncated`):
+   * below the default helper timeout, so the reply is a partial result rather than a killed helper.
+   */
+  searchMaxRunMs: 50_000,
 } as const;

@@ -151,6 +151,22 @@ export const METHOD_TABLE = {
     paths: { path: 'read' },
     checkBounds: (parsed: z.output<typeof params.walkParamsSchema>) => assertWalkLimits(parsed.options),
   },
+  'fs/search': {
+    summary: 'Search file contents with ripgrep inside the sandbox (ignore files honoured, bounded).',
+    params: params.searchParamsSchema,
+    result: results.searchResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { path: 'read' },
+  },
+  'fs/glob': {
+    summary: 'Files matching globs (ripgrep inside the sandbox), newest first.',
+    params: params.globParamsSchema,
+    result: results.globResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { path: 'read' },
+  },
   'fs/open': {
     summary:
       'Open a read handle on a regular file, or with `mode: "replace"` a write handle whose blocks replace the file atomically on fs/close.',

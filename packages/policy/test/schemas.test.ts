@@ -354,6 +354,8 @@ const VALID_PARAMS: Record<Method, Record<string, unknown>> = {
   'fs/remove': { path: 'file:///w/a' },
   'fs/copy': { sourcePath: 'file:///w/a', destinationPath: 'file:///w/b', recursive: false },
   'fs/walk': { path: 'file:///w', options: WALK_OPTIONS },
+  'fs/search': { path: 'file:///w', pattern: 'x' },
+  'fs/glob': { path: 'file:///w', patterns: ['*.ts'] },
   'fs/open': { handleId: 'h', path: 'file:///w/a' },
   'fs/readBlock': { handleId: 'h', offset: 0, len: 1 },
   'fs/writeBlock': { handleId: 'h', offset: 0, chunk: 'aGk=' },

@@ -6,8 +6,24 @@ export interface HelperRuntime {
   nodePath: string;
   /** Absolute path of the bundled helper program. */
   helperBundle: string;
+  /**
+   * Real path of the ripgrep executable fs/search and fs/glob run inside the sandbox, or null when
+   * this platform's `@vscode/ripgrep` binary is not installed (those methods then fail with
+   * `sandbox_unavailable`; nothing else needs it).
+   */
+  ripgrepPath: string | null;
   /** Environment after the allowlist filter; backends never add host variables. */
   env: Record<string, string>;
+}
+
+/**
+ * The exact files every sandbox lets the helper read (and node and ripgrep execute), in launch
+ * order: warm spares start before their method is known, so ripgrep is in every launch.
+ */
+export function runtimeFiles(runtime: HelperRuntime): string[] {
+  const files = [runtime.nodePath, runtime.helperBundle];
+  if (runtime.ripgrepPath !== null) files.push(runtime.ripgrepPath);
+  return files;
 }
 
 /**

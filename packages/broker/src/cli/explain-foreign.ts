@@ -27,10 +27,13 @@ const ASSUMED_RUNTIME: Record<Exclude<HostOs, 'linux'>, Omit<HelperRuntime, 'env
     nodePath: '/usr/local/bin/node',
     helperBundle:
       '/usr/local/lib/node_modules/@fs-sandbox/broker/node_modules/@fs-sandbox/helper/dist/helper.cjs',
+    ripgrepPath:
+      '/usr/local/lib/node_modules/@fs-sandbox/broker/node_modules/@vscode/ripgrep-darwin-arm64/bin/rg',
   },
   windows: {
     nodePath: 'C:\\Program Files\\nodejs\\node.exe',
     helperBundle: 'C:\\Program Files\\fs-sandbox\\node_modules\\@fs-sandbox\\helper\\dist\\helper.cjs',
+    ripgrepPath: 'C:\\Program Files\\fs-sandbox\\node_modules\\@vscode\\ripgrep-win32-x64\\bin\\rg.exe',
   },
 };
 const ASSUMED_WINDOWS_LAUNCHER =
@@ -109,7 +112,7 @@ export async function explainForPlatform(
     plan,
     launch,
     assumptions: [
-      `runtime paths are assumed (node ${runtime.nodePath}, helper ${runtime.helperBundle})`,
+      `runtime paths are assumed (node ${runtime.nodePath}, helper ${runtime.helperBundle}, ripgrep ${runtime.ripgrepPath})`,
       `every ${platform} minimal root is assumed to exist`,
       'no writable root is assumed to hold a `.git` pointer file or fs-sandbox itself (their extra read-only paths come from the host)',
       ...backend.assumptions,

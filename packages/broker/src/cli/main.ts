@@ -9,6 +9,8 @@ import { registerDemoCommand } from './demo-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
 import { registerEditCommand } from './edit-command.js';
 import { registerExplainCommand } from './explain-command.js';
+import { registerGlobCommand } from './glob-command.js';
+import { registerGrepCommand } from './grep-command.js';
 import { registerLsCommand } from './ls-command.js';
 import { registerMkdirCommand } from './mkdir-command.js';
 import { registerReadCommand } from './read-command.js';
@@ -42,6 +44,8 @@ export function buildProgram(deps: CliDeps): Command {
   registerWalkCommand(program, deps);
   registerReadCommand(program, deps);
   registerEditCommand(program, deps);
+  registerGrepCommand(program, deps);
+  registerGlobCommand(program, deps);
   registerDoctorCommand(program, deps);
   registerExplainCommand(program, deps);
   registerDemoCommand(program, deps);

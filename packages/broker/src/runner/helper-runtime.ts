@@ -36,13 +36,35 @@ export async function resolveHelperRuntime(
   const present = await Promise.all(
     minimalReadRootCandidates(os).map(async (root) => ((await exists(root)) ? root : null)),
   );
+  const ripgrepPath = await resolveRipgrep();
   return {
     nodePath,
     helperBundle,
+    ripgrepPath,
     env: filterHelperEnv(env, os),
     minimalRootsPresent: present.filter((root): root is string => root !== null),
-    ownCode: ownCodePaths(helperBundle, nodePath),
+    ownCode: ownCodePaths(helperBundle, nodePath, ripgrepPath),
   };
+}
+
+/**
+ * The real path of `@vscode/ripgrep`'s binary for this platform (its per-platform optional
+ * package), or null when it is not installed: only fs/search and fs/glob need it, and they refuse
+ * with `sandbox_unavailable` then. Never looked up on PATH.
+ */
+export async function resolveRipgrep(): Promise<string | null> {
+  try {
+    // Loaded on first use: the package resolves its binary when imported, and throws without one.
+    const { rgPath } = await import('@vscode/ripgrep');
+    return await realpath(rgPath);
+  } catch {
+    return null;
+  }
+}
+
+/** The methods whose helper runs ripgrep: their requests carry its path (see the helper's protocol.ts). */
+export function runsRipgrep(method: string): boolean {
+  return method === 'fs/search' || method === 'fs/glob';
 }
 
 async function exists(path: string): Promise<boolean> {

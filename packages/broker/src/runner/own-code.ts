@@ -13,13 +13,21 @@ import { fileURLToPath } from 'node:url';
  * whose writable roots contain them, and the helper's guard refuses writes there as protected.
  * Real paths (symlinks resolved), computed once per broker.
  */
-export function ownCodePaths(helperBundle: string, nodePath: string): string[] {
+export function ownCodePaths(
+  helperBundle: string,
+  nodePath: string,
+  ripgrepPath: string | null = null,
+): string[] {
   const brokerRoot = packageRootOf(fileURLToPath(import.meta.url), null);
   const paths = new Set<string>([nodePath, helperBundle]);
+  if (ripgrepPath !== null) paths.add(ripgrepPath);
   if (brokerRoot === null) return [...paths];
   const roots = [brokerRoot];
   const helperRoot = packageRootOf(helperBundle, '@fs-sandbox/helper');
   if (helperRoot !== null) roots.push(helperRoot);
+  // ripgrep's binary lives in a per-platform optional package of @vscode/ripgrep, not a dependency of ours.
+  const ripgrepRoot = ripgrepPath === null ? null : packageRootOf(ripgrepPath, null);
+  if (ripgrepRoot !== null) roots.push(ripgrepRoot);
   const manifest = readManifest(brokerRoot);
   const require = createRequire(join(brokerRoot, 'package.json'));
   const dependencies = Object.keys({ ...manifest?.dependencies, ...manifest?.optionalDependencies });

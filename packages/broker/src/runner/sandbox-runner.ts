@@ -8,8 +8,14 @@ import {
   type SandboxPlan,
   widenForHelperRuntime,
 } from '@fs-sandbox/policy';
-import type { BackendName, CommandLaunchSpec, LaunchSpec, SandboxBackend } from '../backends/backend.js';
-import type { ResolvedHelperRuntime } from './helper-runtime.js';
+import {
+  type BackendName,
+  type CommandLaunchSpec,
+  type LaunchSpec,
+  runtimeFiles,
+  type SandboxBackend,
+} from '../backends/backend.js';
+import { type ResolvedHelperRuntime, runsRipgrep } from './helper-runtime.js';
 import { buildPathGuard, type HostProtections, protectHostPaths } from './path-guard.js';
 import type { HelperLauncher, RunHelperOptions } from './spawn-helper.js';
 import { newTempTag, removeTempsRequest, tempScopesOf } from './temp-cleanup.js';
@@ -149,13 +155,14 @@ export class SandboxRunner {
       context,
       runtime.nodePath,
       runtime.helperBundle,
+      runtime.ripgrepPath,
       runtime.minimalRootsPresent,
     ]);
     const known = this.plans.get(key);
     if (known !== undefined) return known;
     const profile = widenForHelperRuntime(context.profile, {
       os: this.deps.os,
-      helperFiles: [runtime.nodePath, runtime.helperBundle],
+      helperFiles: runtimeFiles(runtime),
       minimalRootsPresent: runtime.minimalRootsPresent,
     });
     const plan = buildSandboxPlan({ ...context, profile }, this.deps.os);
@@ -179,7 +186,8 @@ export class SandboxRunner {
     const scopes = tempScopesOf(request, this.deps.os);
     const tempTag = scopes.length === 0 ? undefined : newTempTag();
     try {
-      const tagged = tempTag === undefined ? request : { ...request, tempTag };
+      const withRipgrep = await this.withRipgrep(request);
+      const tagged = tempTag === undefined ? withRipgrep : { ...withRipgrep, tempTag };
       return {
         reply: await this.deps.launcher(launch, { ...tagged, guard }, options),
         backend: launch.backend,
@@ -195,5 +203,12 @@ export class SandboxRunner {
       }
       throw error;
     }
+  }
+
+  /** Every launch binds ripgrep at its real path, so the helper is told that path. */
+  private async withRipgrep(request: HelperRequest): Promise<HelperRequest> {
+    if (!runsRipgrep(request.operation)) return request;
+    const { ripgrepPath } = await this.deps.runtime();
+    return ripgrepPath === null ? request : { ...request, ripgrep: ripgrepPath };
   }
 }

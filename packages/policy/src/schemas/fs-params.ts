@@ -126,6 +126,48 @@ export const walkParamsSchema = z.strictObject({
   sandbox,
 });
 
+/** A count from 1 to `most`, `fallback` when absent or null. */
+const boundedCountSchema = (fallback: number, most: number) =>
+  u64Schema
+    .refine((n) => n >= 1 && n <= most, { message: `expected a number from 1 to ${most}` })
+    .nullish()
+    .transform((value) => value ?? fallback);
+
+/** ripgrep/globset globs, relative to the searched path; a leading `!` excludes. */
+const globListSchema = z.array(z.string().min(1)).max(256);
+
+export const searchParamsSchema = z.strictObject({
+  path: requestPathSchema,
+  pattern: z
+    .string()
+    .min(1)
+    .max(64 * 1024),
+  fixedStrings: optionalFlagSchema(false),
+  caseSensitive: optionalFlagSchema(true),
+  include: globListSchema.nullish().transform((globs) => globs ?? []),
+  exclude: globListSchema.nullish().transform((globs) => globs ?? []),
+  includeIgnored: optionalFlagSchema(false),
+  includeHidden: optionalFlagSchema(false),
+  contextLines: u64Schema
+    .refine((n) => n <= LIMITS.searchMaxContextLines, {
+      message: `contextLines must be from 0 to ${LIMITS.searchMaxContextLines}`,
+    })
+    .nullish()
+    .transform((value) => value ?? 0),
+  maxResults: boundedCountSchema(LIMITS.searchDefaultResults, LIMITS.searchMaxResults),
+  filesOnly: optionalFlagSchema(false),
+  sandbox,
+});
+
+export const globParamsSchema = z.strictObject({
+  path: requestPathSchema,
+  patterns: globListSchema.min(1),
+  includeIgnored: optionalFlagSchema(false),
+  includeHidden: optionalFlagSchema(false),
+  maxResults: boundedCountSchema(LIMITS.globDefaultResults, LIMITS.globMaxResults),
+  sandbox,
+});
+
 // Its byte length is a limit (invalid_request, like the other limits), checked after parsing.
 export const handleIdSchema = z.string();
 

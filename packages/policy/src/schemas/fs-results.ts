@@ -72,6 +72,42 @@ export const walkResultSchema = z.object({
   truncated: z.boolean(),
 });
 
+/**
+ * A line of fs/search: at most LIMITS.searchMaxLineChars characters (`lineTruncated` when cut), no
+ * line terminator. A line that is not valid UTF-8 follows the readDirectory name rule: every byte
+ * that is not part of valid UTF-8, and every `%`, written as `%XX`, marked `nonUtf8Line`.
+ */
+const searchLineFields = {
+  line: z.string(),
+  lineTruncated: z.literal(true).optional(),
+  nonUtf8Line: z.literal(true).optional(),
+};
+export const searchContextLineSchema = z.object({ lineNumber: u64Schema, ...searchLineFields });
+export const searchMatchSchema = z.object({
+  path: z.string(),
+  lineNumber: u64Schema,
+  ...searchLineFields,
+  /** Offsets into `line` in UTF-16 code units (JavaScript string indices), end exclusive. */
+  submatches: z.array(z.object({ start: u64Schema, end: u64Schema })),
+  before: z.array(searchContextLineSchema).optional(),
+  after: z.array(searchContextLineSchema).optional(),
+});
+export const searchResultSchema = z.object({
+  matches: z.array(searchMatchSchema),
+  /** With `filesOnly`: the files holding a match (and `matches` is empty). */
+  files: z.array(z.string()).optional(),
+  truncated: z.boolean(),
+  stats: z.object({ filesSearched: u64Schema, bytesSearched: u64Schema, elapsedMs: z.number() }),
+});
+
+export const globEntrySchema = z.object({
+  path: z.string(),
+  kind: z.enum(['file', 'symlink']),
+  size: u64Schema,
+  modifiedAtMs: z.number(),
+});
+export const globResultSchema = z.object({ entries: z.array(globEntrySchema), truncated: z.boolean() });
+
 export const openResultSchema = z.object({ handleId: z.string() });
 
 export const readBlockResultSchema = z.object({ chunk: z.string(), eof: z.boolean() });

@@ -7,7 +7,7 @@ import {
   pathStartsWith,
   relativeSegments,
 } from '@fs-sandbox/policy/core';
-import type { HelperRuntime } from '../backend.js';
+import { type HelperRuntime, runtimeFiles } from '../backend.js';
 import type { PathFact, PathFacts } from './path-facts.js';
 
 /**
@@ -198,7 +198,7 @@ class BwrapArgv {
   private readonly runtimeFiles: ReadonlySet<string>;
 
   constructor(runtime: HelperRuntime, network: boolean) {
-    this.runtimeFiles = new Set([runtime.nodePath, runtime.helperBundle]);
+    this.runtimeFiles = new Set(runtimeFiles(runtime));
     // Only a command whose context enables the network keeps the host's network namespace.
     this.args = ISOLATION_ARGS.filter((arg) => !(network && arg === '--unshare-net'));
   }
@@ -311,7 +311,7 @@ function planMounts(plan: SandboxPlan, runtime: HelperRuntime, denyGlobMatches: 
   if (!isRootReadable(plan)) for (const path of plan.readableRoots) candidates.push({ path, kind: 'read' });
   // The exact runtime files, always re-bound read-only: if one lies inside a writable root, the
   // helper must not be able to rewrite the program the next helper runs.
-  candidates.push({ path: runtime.nodePath, kind: 'read' }, { path: runtime.helperBundle, kind: 'read' });
+  for (const path of runtimeFiles(runtime)) candidates.push({ path, kind: 'read' });
   for (const writable of plan.writableRoots) {
     candidates.push({ path: writable.root, kind: 'write' });
     for (const path of writable.readOnlySubpaths) candidates.push({ path, kind: 'read' });
@@ -388,7 +388,7 @@ function refuseRewritableSymlink(
 
 /** The helper's own files under a denied path: running it would weaken that deny, so refuse loudly. */
 function refuseRuntimeInsideDeny(plan: SandboxPlan, runtime: HelperRuntime): void {
-  for (const file of [runtime.nodePath, runtime.helperBundle]) {
+  for (const file of runtimeFiles(runtime)) {
     const denied = plan.deniedPaths.find((path) => pathStartsWith('linux', file, path));
     if (denied !== undefined) {
       throw new FsError(

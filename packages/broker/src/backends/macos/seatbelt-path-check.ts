@@ -82,6 +82,7 @@ export async function reconcileSeatbeltPaths(
       ...runtime,
       nodePath: await resolved(runtime.nodePath),
       helperBundle: await resolved(runtime.helperBundle),
+      ripgrepPath: runtime.ripgrepPath === null ? null : await resolved(runtime.ripgrepPath),
     },
   };
 }

@@ -75,6 +75,10 @@ export function buildSeatbeltProfile(plan: SandboxPlan, runtime: HelperRuntime):
   const params = new SeatbeltParams();
   const nodePath = params.ref('NODE_PATH', resolveMacosTopLevelAlias(runtime.nodePath));
   const helperBundle = params.ref('HELPER_BUNDLE', resolveMacosTopLevelAlias(runtime.helperBundle));
+  const ripgrep =
+    runtime.ripgrepPath === null
+      ? null
+      : params.ref('RIPGREP', resolveMacosTopLevelAlias(runtime.ripgrepPath));
 
   const denied = plan.deniedPaths.map(resolveMacosTopLevelAlias);
   const deniedExclusions = denied.map((path, i) => subtreeExclusion(params, `DENIED_${i}`, path));
@@ -128,8 +132,15 @@ export function buildSeatbeltProfile(plan: SandboxPlan, runtime: HelperRuntime):
     '(version 1)',
     '(deny default)',
     '',
-    '; The helper process: sandbox-exec starts node once; node forks and executes nothing.',
+    '; The helper process: sandbox-exec starts node once; node executes nothing but ripgrep.',
     `(allow process-exec (literal ${nodePath}))`,
+    ...(ripgrep === null
+      ? []
+      : [
+          '; fs/search and fs/glob: the helper forks and executes exactly the ripgrep binary.',
+          '(allow process-fork)',
+          `(allow process-exec (literal ${ripgrep}))`,
+        ]),
     '(allow process-info* (target self))',
     '(allow signal (target self))',
     rule('allow sysctl-read', [
@@ -139,16 +150,19 @@ export function buildSeatbeltProfile(plan: SandboxPlan, runtime: HelperRuntime):
     '; V8 sets a per-thread CPU mitigation flag through this sysctl.',
     '(allow sysctl-write (sysctl-name "kern.tcsm_enable"))',
     '',
-    '; Runtime files: the node binary and the helper bundle as exact files, system code for dyld.',
+    '; Runtime files: node, the helper bundle and ripgrep as exact files, system code for dyld.',
     `(allow file-read* file-map-executable (literal ${nodePath}))`,
     `(allow file-read* (literal ${helperBundle}))`,
+    ...(ripgrep === null ? [] : [`(allow file-read* file-map-executable (literal ${ripgrep}))`]),
     rule('allow file-map-executable', literals('subpath', SEATBELT_PLATFORM_LITERALS.executableMappings)),
     '; Path lookups stat every directory above a root (realpath), not their contents; the alias',
     '; links themselves are read (readlink), and / and /private listed, to resolve /tmp, /var, /etc.',
     rule('allow file-read*', literals('literal', SEATBELT_PLATFORM_LITERALS.traversal)),
     rule(
       'allow file-read-metadata',
-      [nodePath, helperBundle, ...rootRefs].map((ref) => `(path-ancestors ${ref})`),
+      [nodePath, helperBundle, ...(ripgrep === null ? [] : [ripgrep]), ...rootRefs].map(
+        (ref) => `(path-ancestors ${ref})`,
+      ),
     ),
     rule('allow file-read*', literals('literal', SEATBELT_PLATFORM_LITERALS.readDevices)),
     rule('allow file-write-data', literals('literal', SEATBELT_PLATFORM_LITERALS.writeDevices)),

@@ -19,6 +19,7 @@ export function buildWindowsLaunchPlanData(
   const { plan, level } = accepted;
   assertPlainWindowsPlanPath(runtime.nodePath, 'the node executable');
   assertPlainWindowsPlanPath(runtime.helperBundle, 'the helper bundle');
+  if (runtime.ripgrepPath !== null) assertPlainWindowsPlanPath(runtime.ripgrepPath, 'the ripgrep executable');
   if (plan.cwd !== null) assertPlainWindowsPlanPath(plan.cwd, 'the sandbox cwd');
 
   const grants: AclEdit[] = [];
@@ -82,7 +83,8 @@ export function buildWindowsLaunchPlanData(
     denies,
     env: { ...runtime.env },
     cwd: plan.cwd,
-    job: { killOnClose: true, activeProcessLimit: 1 },
+    // The helper, plus the one ripgrep it starts for fs/search and fs/glob (inheriting the token).
+    job: { killOnClose: true, activeProcessLimit: runtime.ripgrepPath === null ? 1 : 2 },
   };
 }
 

@@ -63,7 +63,7 @@ export interface WindowsLaunchPlan {
   env: Record<string, string>;
   cwd: string | null;
   /** The helper's job: killed with the launcher, and it may not start other processes. */
-  job: { killOnClose: true; activeProcessLimit: 1 };
+  job: { killOnClose: true; activeProcessLimit: 1 | 2 };
 }
 
 /** CreateProcessW takes at most 32 767 UTF-16 units of command line, the terminating NUL included. */
@@ -99,7 +99,11 @@ export function parseWindowsLaunchPlan(text: string | undefined): WindowsLaunchP
   const env = plan.env as unknown;
   if (typeof env !== 'object' || env === null || !Object.values(env).every(isString)) fail('env');
   if (plan.cwd !== null && !isString(plan.cwd)) fail('cwd');
-  if (plan.job?.killOnClose !== true || plan.job.activeProcessLimit !== 1) fail('job limits');
+  if (
+    plan.job?.killOnClose !== true ||
+    (plan.job.activeProcessLimit !== 1 && plan.job.activeProcessLimit !== 2)
+  )
+    fail('job limits');
   return plan;
 }
 
