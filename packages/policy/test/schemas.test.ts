@@ -360,6 +360,7 @@ const VALID_PARAMS: Record<Method, Record<string, unknown>> = {
   'fs/openForRead': { path: 'file:///w/a' },
   'fs/readRange': { path: 'file:///w/a', offset: 0, len: 1 },
   'fs/removeTemps': { path: 'file:///w', tag: '0123456789abcdef01234567', recursive: false },
+  'fs/applyPatch': { patch: '*** Begin Patch\n*** Delete File: a\n*** End Patch', cwd: 'file:///w' },
   initialize: { clientName: 'test' },
 };
 const METHODS = Object.keys(VALID_PARAMS) as Method[];
