@@ -24,7 +24,7 @@ import { runCli } from './support/cli.js';
 
 function referenceBinary(): string | null {
   try {
-    const require = createRequire(join(REPO, 'package.json'));
+    const require = createRequire(join(REPO, 'test', 'package.json'));
     const codexDir = dirname(require.resolve('@openai/codex/package.json'));
     const platformPackage = `@openai/codex-${process.platform}-${process.arch}`;
     const platformDir = dirname(
