@@ -12,6 +12,7 @@ import {
   type SandboxContext,
   type SandboxedContext,
 } from '@fs-sandbox/policy';
+import { admitRequest } from './admission.js';
 import type { CommandLaunchSpec, SandboxBackend } from './backends/backend.js';
 import { selectBackend } from './backends/select-backend.js';
 import type { Broker, CallInfo, CallOptions } from './broker-api.js';
@@ -135,6 +136,9 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
         throw new FsError('invalid_request', `unknown method \`${String(method)}\``);
       const request = parseRequest(method, rawParams, os);
       if (options.requireSandbox) assertSandboxed(request.route);
+      const answered = admitRequest(request, os);
+      if (answered !== null)
+        return { result: answered as ResultOf<M>, info: { sandboxed: false, backend: null } };
       const { reply, info } = await runRouted(request.helper, request.route, {
         inProcess: async (inProcessRequest) => {
           if (!runsRipgrep(inProcessRequest.operation)) return runRequest(inProcessRequest);

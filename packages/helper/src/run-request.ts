@@ -3,6 +3,7 @@ import { currentHostOs, FsError, type HostOs, toWireError } from '@fs-sandbox/po
 import { checkFreshness, parseFreshness } from './freshness.js';
 import { parseGuard } from './guard-param.js';
 import type { Operation } from './operation.js';
+import { applyPatchOperation } from './ops/apply-patch.js';
 import { canonicalizeOperation } from './ops/canonicalize.js';
 import { copyOperation } from './ops/copy.js';
 import { createDirectoryOperation } from './ops/create-directory.js';
@@ -30,6 +31,7 @@ import type { HelperReply } from './protocol.js';
 /** One operation module per helper method of the method table; the type makes a missing one a compile error. */
 const OPERATIONS: { readonly [M in HelperMethod]: Operation<M> } = {
   'fs/readFile': readFileOperation,
+  'fs/applyPatch': applyPatchOperation,
   'fs/writeFile': writeFileOperation,
   'fs/readTextFile': readTextFileOperation,
   'fs/edit': editOperation,

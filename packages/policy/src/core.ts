@@ -7,6 +7,7 @@ export * from './error-kinds.js';
 export * from './host-os.js';
 export * from './limits.js';
 export * from './native-path.js';
+export * from './patch/index.js';
 export * from './path-bytes.js';
 export * from './path-guard.js';
 export * from './path-uri.js';

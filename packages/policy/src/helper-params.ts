@@ -1,7 +1,8 @@
 import { decodeStrictBase64 } from './base64.js';
+import { FsError } from './error-kinds.js';
 import type { HostOs } from './host-os.js';
 import { descriptorOf, type HelperMethod, type HelperParamsOf, type PathAccess } from './method-table.js';
-import { nativePathOf, type ParsedPathUri } from './path-uri.js';
+import { nativePathOf, type ParsedPathUri, pathUriToNative } from './path-uri.js';
 import { parseParams } from './schemas/method-schemas.js';
 import type { SandboxContext } from './schemas/sandbox-context.js';
 
@@ -40,6 +41,7 @@ export function parseForHelper<M extends HelperMethod>(
     if (field === 'sandbox') continue;
     const access = descriptor.paths[field];
     if (access !== undefined) {
+      if (value == null) continue;
       const path = nativePathOf(value as ParsedPathUri, os);
       paths.push({ field, path, access });
       params[field] = path;
@@ -50,9 +52,40 @@ export function parseForHelper<M extends HelperMethod>(
       params[field] = value;
     }
   }
+  if (descriptor.contextCwd !== undefined) {
+    defaultToContextCwd(
+      method,
+      descriptor.contextCwd,
+      params,
+      paths,
+      parsed.sandbox as SandboxContext | null,
+      os,
+    );
+  }
+  if (descriptor.innerPaths !== undefined) {
+    paths.push(...(descriptor.innerPaths as (p: unknown, os: HostOs) => TouchedPath[])(params, os));
+  }
   return {
     params: params as HelperParamsOf<M>,
     paths,
     sandbox: parsed.sandbox as SandboxContext | null | undefined,
   };
+}
+
+/** A missing cwd param is the sandbox context's cwd; with neither, the request cannot say where its paths are. */
+function defaultToContextCwd(
+  method: HelperMethod,
+  field: string,
+  params: Record<string, unknown>,
+  paths: TouchedPath[],
+  sandbox: SandboxContext | null | undefined,
+  os: HostOs,
+): void {
+  if (params[field] != null) return;
+  if (!sandbox?.cwd) {
+    throw new FsError('invalid_params', `${method} needs \`${field}\` or a sandbox context with a cwd`);
+  }
+  const path = pathUriToNative(sandbox.cwd, os);
+  params[field] = path;
+  paths.push({ field, path, access: 'read' });
 }

@@ -3,6 +3,8 @@ export * from './core.js';
 export * from './env-allowlist.js';
 export * from './helper-params.js';
 export * from './method-table.js';
+export * from './patch/assess-patch.js';
+export * from './patch/patch-request.js';
 export * from './permissions/index.js';
 export * from './platform-roots.js';
 export type { SandboxPlan, WritableRoot } from './sandbox-plan.js';

@@ -1,5 +1,10 @@
 import type { z } from 'zod';
 import { decodedBase64Length } from './base64.js';
+import { FsError } from './error-kinds.js';
+import type { TouchedPath } from './helper-params.js';
+import type { HostOs } from './host-os.js';
+import type { PatchPolicyScope } from './patch/assess-patch.js';
+import { admitPatch, patchTouchedPaths } from './patch/patch-request.js';
 import {
   assertHandleIdLength,
   assertReadBlockLength,
@@ -29,6 +34,11 @@ import { assertEditBounds, assertTextWindow } from './text-bounds.js';
  * - `orderedBy`: requests naming the same value of this field run in arrival order on a connection.
  * - `checkBounds`: limits checked after the params parsed; they fail as invalid *request* (-32600)
  *   with fixed texts, as the reference's do.
+ * - `contextCwd`: a path param that defaults to the sandbox context's cwd.
+ * - `innerPaths`: paths a param carries inside its value (a patch's files), as touched paths of the
+ *   converted params; the pre-check and the temp clean-up read them beside `paths`.
+ * - `admit`: a decision before any helper runs (the patch safety assessment): null to go ahead, or
+ *   the result to answer instead; a refusal throws.
  *
  * Adding a method is one entry here, one operation module (helper `ops/` or a server handler), and
  * its tests; the compiler then asks for whatever else is missing.
@@ -47,6 +57,9 @@ export interface MethodDescriptor {
   readonly binary?: { readonly params?: string; readonly result?: string };
   readonly orderedBy?: string;
   readonly checkBounds?: (parsed: never) => void;
+  readonly contextCwd?: string;
+  readonly innerPaths?: (params: never, os: HostOs) => TouchedPath[];
+  readonly admit?: (params: never, scope: PatchPolicyScope, os: HostOs) => unknown;
 }
 
 export const METHOD_TABLE = {
@@ -334,6 +347,17 @@ export const METHOD_TABLE = {
     answeredBy: 'server',
     exposed: true,
     paths: {},
+  },
+  'fs/applyPatch': {
+    summary: 'Apply a Codex-format patch (add, delete, update, move) under cwd, after its safety assessment.',
+    params: params.applyPatchParamsSchema,
+    result: results.applyPatchResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { cwd: 'read' },
+    contextCwd: 'cwd',
+    innerPaths: patchTouchedPaths,
+    admit: admitPatch,
   },
 } as const satisfies Record<string, MethodDescriptor>;
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -13,7 +13,10 @@ function reachable(entry: string): Map<string, string[]> {
     const text = readFileSync(join(srcDir, file), 'utf8');
     const specifiers = [...text.matchAll(/from\s+'([^']+)'/g)].map((m) => m[1] as string);
     seen.set(file, specifiers);
-    for (const s of specifiers) if (s.startsWith('./')) visit(s.slice(2).replace(/\.js$/, '.ts'));
+    for (const s of specifiers) {
+      if (s.startsWith('./') || s.startsWith('../'))
+        visit(normalize(join(dirname(file), s.replace(/\.js$/, '.ts'))));
+    }
   };
   visit(entry);
   return seen;
@@ -25,7 +28,7 @@ describe('core entry point', () => {
     expect(modules.size).toBeGreaterThan(5);
     for (const [file, specifiers] of modules) {
       for (const s of specifiers)
-        expect(s.startsWith('./') || s.startsWith('node:') ? s : `${file}: ${s}`).toBe(s);
+        expect(s.startsWith('.') || s.startsWith('node:') ? s : `${file}: ${s}`).toBe(s);
     }
   });
 });

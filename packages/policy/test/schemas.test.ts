@@ -367,6 +367,7 @@ const VALID_PARAMS: Record<Method, Record<string, unknown>> = {
   'fs/discardStaged': { path: 'file:///w/a', staged: STAGED },
   'fs/readRange': { path: 'file:///w/a', offset: 0, len: 1 },
   'fs/removeTemps': { path: 'file:///w', tag: '0123456789abcdef01234567', recursive: false },
+  'fs/applyPatch': { patch: '*** Begin Patch\n*** Delete File: a\n*** End Patch', cwd: 'file:///w' },
   initialize: { clientName: 'test' },
   'environment/info': {},
   'environment/status': {},

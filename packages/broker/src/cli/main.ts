@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { createBroker } from '../broker.js';
+import { registerApplyPatchCommand } from './apply-patch-command.js';
 import { registerCallCommand } from './call-command.js';
 import { registerCatCommand } from './cat-command.js';
 import { type CliDeps, type CliIo, EXIT } from './cli-io.js';
@@ -37,6 +38,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerCatCommand(program, deps);
   registerLsCommand(program, deps);
   registerWriteCommand(program, deps);
+  registerApplyPatchCommand(program, deps);
   registerStatCommand(program, deps);
   registerRmCommand(program, deps);
   registerCpCommand(program, deps);

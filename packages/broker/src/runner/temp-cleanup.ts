@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { HelperRequest } from '@fs-sandbox/helper';
-import { descriptorOf, type HostOs, parentPath } from '@fs-sandbox/policy';
+import {
+  descriptorOf,
+  type HostOs,
+  type MethodDescriptor,
+  parentPath,
+  type TouchedPath,
+} from '@fs-sandbox/policy';
 
 /**
  * A helper killed mid-write (timeout, cancel, crash) cannot remove its temporary file. Requests that
@@ -28,15 +34,33 @@ export function newTempTag(): string {
  */
 export function tempScopesOf(request: HelperRequest, os: HostOs): TempScope[] {
   const params = request.params as Record<string, unknown>;
-  const written = Object.entries(descriptorOf(request.operation).paths).find(
-    ([, access]) => access === 'write',
-  );
+  const descriptor = descriptorOf(request.operation);
+  if (descriptor.innerPaths !== undefined) return innerTempScopes(descriptor.innerPaths, params, os);
+  const written = Object.entries(descriptor.paths).find(([, access]) => access === 'write');
   if (written === undefined) return [];
   const path = params[written[0]] as string;
   const parent = parentPath(os, path);
   const scopes: TempScope[] = parent === null ? [] : [{ path: parent, recursive: false }];
   if (params.recursive === true) scopes.push({ path, recursive: true });
   return scopes;
+}
+
+/**
+ * A method whose files are inside a param (a patch): each written file's directory, once. A file
+ * whose directory the helper had still to create is covered by that directory's own entry.
+ */
+function innerTempScopes(
+  innerPaths: NonNullable<MethodDescriptor['innerPaths']>,
+  params: Record<string, unknown>,
+  os: HostOs,
+): TempScope[] {
+  const touched = (innerPaths as (params: unknown, os: HostOs) => TouchedPath[])(params, os);
+  const directories = new Set<string>();
+  for (const { path, access } of touched) {
+    const parent = access === 'write' ? parentPath(os, path) : null;
+    if (parent !== null) directories.add(parent);
+  }
+  return [...directories].map((path) => ({ path, recursive: false }));
 }
 
 /** The clean-up request for a killed helper's temporary files (sent with the same guard). */

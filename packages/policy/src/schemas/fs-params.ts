@@ -256,3 +256,22 @@ export const removeTempsParamsSchema = z.strictObject({
  * send their version and capabilities there), so this is the one params object that is not strict.
  */
 export const initializeParamsSchema = z.looseObject({ clientName: z.string() });
+
+/** The reference's approval modes (`AskForApproval`), as the assessment of a patch reads them. */
+export const approvalPolicySchema = z.union([
+  z.enum(['never', 'on-request', 'on-failure', 'unless-trusted']),
+  z.strictObject({ granular: z.strictObject({ sandbox_approval: z.boolean() }) }),
+]);
+
+export const applyPatchParamsSchema = z.strictObject({
+  /** The patch text, `*** Begin Patch` … `*** End Patch` (a heredoc wrapper is accepted). */
+  patch: z.string(),
+  /** The directory the patch's relative paths are under; default: the sandbox context's cwd. */
+  cwd: requestPathSchema.nullish(),
+  sandbox,
+  approvalPolicy: approvalPolicySchema.nullish().transform((policy) => policy ?? 'on-request'),
+  /** Extension: all files or none (see README "fs/applyPatch"). */
+  atomic: optionalFlagSchema(false),
+  /** Extension: compute and check everything, write nothing. */
+  dryRun: optionalFlagSchema(false),
+});

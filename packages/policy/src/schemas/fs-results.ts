@@ -151,3 +151,23 @@ export const initializeResultSchema = z.object({
     capabilities: serverCapabilitiesSchema,
   }),
 });
+
+export const patchChangeSchema = z.object({
+  /** Native absolute path the hunk names. */
+  path: z.string(),
+  kind: z.enum(['add', 'delete', 'update']),
+  /** Native absolute destination of a moved update. */
+  movePath: z.string().optional(),
+});
+
+export const applyPatchResultSchema = z.discriminatedUnion('status', [
+  z.object({
+    status: z.enum(['applied', 'dry_run']),
+    /** The reference's `apply_patch` output: `Success. Updated the following files:`, then `A`/`M`/`D` lines. */
+    summary: z.string(),
+    changes: z.array(patchChangeSchema),
+    /** Whether what was committed can be reconstructed exactly (README "fs/applyPatch"). */
+    exact: z.boolean(),
+  }),
+  z.object({ status: z.literal('needs_approval'), reason: z.string(), changes: z.array(patchChangeSchema) }),
+]);
