@@ -1,4 +1,4 @@
-import { type HelperReply, runRequest } from '@fs-sandbox/helper';
+import { type HelperReply, type HelperRequest, runRequest } from '@fs-sandbox/helper';
 import {
   currentHostOs,
   FsError,
@@ -10,11 +10,14 @@ import {
   type ResultOf,
   type SandboxContext,
   type SandboxedContext,
+  type TouchedPath,
 } from '@fs-sandbox/policy';
 import type { SandboxBackend } from './backends/backend.js';
 import { selectBackend } from './backends/select-backend.js';
+import { BatchPlan } from './batch-plan.js';
 import type { Broker, CallInfo, CallOptions } from './broker-api.js';
-import { parseRequest } from './parsed-request.js';
+import { explainPathAccess } from './explain-access.js';
+import { type ParsedRequest, parseRequest } from './parsed-request.js';
 import type { PoolOptions } from './pool/pool-options.js';
 import { resolvePoolOptions } from './pool/pool-options.js';
 import type { PoolStats } from './pool/pool-stats.js';
@@ -24,6 +27,7 @@ import { assertSandboxed, routeFor, runRouted } from './routing.js';
 import { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
 import { type PreparedSandbox, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
+import { assertTrusted } from './trust-gate.js';
 
 export interface BrokerOptions {
   /** Host OS rules for paths and backends (default: this host). */
@@ -54,6 +58,12 @@ export interface BrokerOptions {
   backendFor?: (context: SandboxedContext) => SandboxBackend;
   /** Overrides the helper bundle location (default: the built bundle of @fs-sandbox/helper). */
   helperBundle?: string;
+  /**
+   * `false` for an untrusted workspace: every write-class method (one that creates, replaces or
+   * removes a path, or a batch holding one) is refused with `untrusted_workspace` before any helper
+   * runs. Reads are unaffected. Default true.
+   */
+  trusted?: boolean;
 }
 
 /**
@@ -110,20 +120,34 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       if (!isHelperMethod(method))
         throw new FsError('invalid_request', `unknown method \`${String(method)}\``);
       const request = parseRequest(method, rawParams, os);
+      if (options.trusted === false) assertTrusted(request);
       if (options.requireSandbox) assertSandboxed(request.route);
+      const batch = isBatch(request) ? new BatchPlan(request.helper.params.operations, os) : null;
+      // A batch pre-checks each operation on its own: a refused one is answered, the rest still run.
+      const prechecked = (check: (paths: readonly TouchedPath[]) => void): void =>
+        batch === null ? check(request.paths) : batch.refuse(check);
+      const toRun = (): HelperRequest | null =>
+        batch === null
+          ? request.helper
+          : batch.request(request.helper as unknown as HelperRequest<'fs/batch'>);
       const { reply, info } = await runRouted(request.helper, request.route, {
-        inProcess: (inProcessRequest) => runRequest(inProcessRequest),
-        sandboxed: async (sandboxedRequest, context) => {
-          if (precheck) precheckRequest(request.paths, context.profile, os);
+        inProcess: async () => {
+          const helperRequest = toRun();
+          return helperRequest === null ? null : runRequest(helperRequest);
+        },
+        sandboxed: async (_request, context) => {
+          if (precheck) prechecked((paths) => precheckRequest(paths, context.profile, os));
           const prepared = await runner.prepare(context);
-          if (precheck) precheckPhysical(request.paths, prepared.guard, os);
-          return runner.run(sandboxedRequest, prepared, {
+          if (precheck) prechecked((paths) => precheckPhysical(paths, prepared.guard, os));
+          const helperRequest = toRun();
+          if (helperRequest === null) return { reply: null, backend: prepared.launch.backend };
+          return runner.run(helperRequest, prepared, {
             signal: callOptions.signal,
             timeoutMs: callOptions.timeoutMs ?? options.timeoutMs,
           });
         },
       });
-      return { result: resultOf<M>(reply), info };
+      return { result: resultOf<M>(batch === null ? (reply as HelperReply) : batch.merged(reply)), info };
     } catch (error) {
       throw asFsError(error);
     }
@@ -133,6 +157,19 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     callWithInfo,
     async call(method, params, callOptions) {
       return (await callWithInfo(method, params, callOptions)).result;
+    },
+    async explainAccess(params) {
+      try {
+        if (closed) throw new FsError('internal_error', 'the broker is closed');
+        return await explainPathAccess(params, {
+          os,
+          runner,
+          untrusted: options.trusted === false,
+          requireSandbox: options.requireSandbox === true,
+        });
+      } catch (error) {
+        throw asFsError(error);
+      }
     },
     async prepareSandbox(sandbox) {
       try {
@@ -157,6 +194,10 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       await pool?.close();
     },
   };
+}
+
+function isBatch(request: ParsedRequest): request is ParsedRequest<'fs/batch'> {
+  return request.method === 'fs/batch';
 }
 
 /** A reply as the caller sees it: the response (binary field as a Buffer), or the reply's error thrown. */

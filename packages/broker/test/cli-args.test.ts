@@ -60,6 +60,14 @@ async function runCli(
         info: { sandboxed: false, backend: null },
       };
     },
+    async explainAccess(params) {
+      recorded.calls.push({
+        method: 'fs/explainAccess',
+        params: params as Record<string, unknown>,
+        timeoutMs: undefined,
+      });
+      return { access: 'read', reason: 'outside writable roots' };
+    },
     async prepareSandbox() {
       return {
         plan: {

@@ -2,7 +2,8 @@ import type { HelperMethod } from '@fs-sandbox/policy';
 import { currentHostOs, FsError, type HostOs, toWireError } from '@fs-sandbox/policy/core';
 import { checkFreshness, parseFreshness } from './freshness.js';
 import { parseGuard } from './guard-param.js';
-import type { Operation } from './operation.js';
+import type { Operation, OperationContext } from './operation.js';
+import { batchOperation } from './ops/batch.js';
 import { canonicalizeOperation } from './ops/canonicalize.js';
 import { copyOperation } from './ops/copy.js';
 import { createDirectoryOperation } from './ops/create-directory.js';
@@ -13,6 +14,7 @@ import { readFileOperation } from './ops/read-file.js';
 import { readRangeOperation } from './ops/read-range.js';
 import { removeOperation } from './ops/remove.js';
 import { removeTempsOperation } from './ops/remove-temps.js';
+import { renameOperation } from './ops/rename.js';
 import { walkOperation } from './ops/walk.js';
 import { writeFileOperation } from './ops/write-file.js';
 import { fromOsError } from './os-error.js';
@@ -30,6 +32,8 @@ const OPERATIONS: { readonly [M in HelperMethod]: Operation<M> } = {
   'fs/remove': removeOperation,
   'fs/copy': copyOperation,
   'fs/walk': walkOperation,
+  'fs/rename': renameOperation,
+  'fs/batch': batchOperation(performCaught),
   'fs/openForRead': openForReadOperation,
   'fs/readRange': readRangeOperation,
   'fs/removeTemps': removeTempsOperation,
@@ -62,11 +66,31 @@ export async function runRequest(request: unknown, options: RunOptions = {}): Pr
     }
     return await perform(envelope.operation, envelope.params, { os, sandboxed, guard: envelope.guard });
   } catch (error) {
-    // Operations map their own OS errors with the path they concern; one that slipped through
-    // still names the path Node reports rather than becoming an opaque internal error.
-    const path =
-      typeof (error as { path?: unknown })?.path === 'string' ? (error as { path: string }).path : '';
-    return { status: 'error', payload: toWireError(fromOsError(error, path)) };
+    return errorReply(error);
+  }
+}
+
+function errorReply(error: unknown): HelperReply {
+  // Operations map their own OS errors with the path they concern; one that slipped through
+  // still names the path Node reports rather than becoming an opaque internal error.
+  const path =
+    typeof (error as { path?: unknown })?.path === 'string' ? (error as { path: string }).path : '';
+  return { status: 'error', payload: toWireError(fromOsError(error, path)) };
+}
+
+/** One operation of a batch: dispatched like a request of its own, its failure its own reply. */
+async function performCaught(
+  operation: string,
+  raw: Record<string, unknown>,
+  context: OperationContext,
+): Promise<HelperReply> {
+  try {
+    if (!Object.hasOwn(OPERATIONS, operation)) {
+      throw new FsError('invalid_request', `unknown helper operation \`${operation}\``);
+    }
+    return await perform(operation as HelperMethod, raw, context);
+  } catch (error) {
+    return errorReply(error);
   }
 }
 

@@ -63,4 +63,11 @@ export const LIMITS = {
    */
   copyMaxBytes: 8 * 1024 * 1024 * 1024,
   denyGlobScanMaxDepth: 32,
+  /** Operations in one fs/batch. */
+  batchMaxOperations: 256,
+  /**
+   * JSON bytes of all results of one fs/batch together (file bytes count as their base64). An
+   * operation whose result would pass it is answered `file_too_large` instead; the rest still run.
+   */
+  batchMaxReplyBytes: 48 * 1024 * 1024,
 } as const;

@@ -21,6 +21,8 @@ import * as results from './schemas/fs-results.js';
  * - `orderedBy`: requests naming the same value of this field run in arrival order on a connection.
  * - `checkBounds`: limits checked after the params parsed; they fail as invalid *request* (-32600)
  *   with fixed texts, as the reference's do.
+ * - `writesTree`: the `write` path may receive a whole tree, so a killed helper's temporary files
+ *   are looked for below it too.
  *
  * Adding a method is one entry here, one operation module (helper `ops/` or a server handler), and
  * its tests; the compiler then asks for whatever else is missing.
@@ -39,6 +41,8 @@ export interface MethodDescriptor {
   readonly binary?: { readonly params?: string; readonly result?: string };
   readonly orderedBy?: string;
   readonly checkBounds?: (parsed: never) => void;
+  /** The `write` path may receive a whole tree (a move across file systems copies one there). */
+  readonly writesTree?: boolean;
 }
 
 export const METHOD_TABLE = {
@@ -169,6 +173,31 @@ export const METHOD_TABLE = {
     orderedBy: 'handleId',
     checkBounds: (parsed: z.output<typeof params.closeParamsSchema>) => assertHandleIdLength(parsed.handleId),
   },
+  'fs/rename': {
+    summary: 'Move a file, link or tree to a new name (refused whole if any part may not move).',
+    params: params.renameParamsSchema,
+    result: results.renameResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { sourcePath: 'remove', destinationPath: 'write' },
+    writesTree: true,
+  },
+  'fs/batch': {
+    summary: 'Up to 256 helper operations under one sandbox and one helper, each answered on its own.',
+    params: params.batchParamsSchema,
+    result: results.batchResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: {},
+  },
+  'fs/explainAccess': {
+    summary: 'The access the sandbox gives a path, and the rule that decided (no helper runs).',
+    params: params.explainAccessParamsSchema,
+    result: results.explainAccessResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: { path: 'read' },
+  },
   'fs/openForRead': {
     summary: 'Check a readable regular file and report its identity (behind fs/open).',
     params: params.openForReadParamsSchema,
@@ -259,6 +288,14 @@ export function isHelperMethod(name: string): name is HelperMethod {
 
 export function isExposedMethod(name: string): name is ExposedMethod {
   return isMethod(name) && METHOD_TABLE[name].exposed;
+}
+
+/**
+ * Whether a method changes the file system: any path it creates, replaces or removes. An untrusted
+ * broker refuses these (fs/batch is judged by its operations, see the broker's trust gate).
+ */
+export function isWriteClassMethod(method: Method): boolean {
+  return Object.values(descriptorOf(method).paths).some((access) => access !== 'read');
 }
 
 /** Every method, in table order (help texts, the README's table). */

@@ -10,11 +10,13 @@ import { registerDoctorCommand } from './doctor-command.js';
 import { registerExplainCommand } from './explain-command.js';
 import { registerLsCommand } from './ls-command.js';
 import { registerMkdirCommand } from './mkdir-command.js';
+import { registerMvCommand } from './mv-command.js';
 import { registerRmCommand } from './rm-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerStatCommand } from './stat-command.js';
 import { escapeLines } from './terminal-text.js';
 import { registerWalkCommand } from './walk-command.js';
+import { registerWhyCommand } from './why-command.js';
 import { registerWriteCommand } from './write-command.js';
 
 /** The `fs-sandbox` program with every command registered; output and usage errors go through `deps.io`. */
@@ -36,10 +38,12 @@ export function buildProgram(deps: CliDeps): Command {
   registerStatCommand(program, deps);
   registerRmCommand(program, deps);
   registerCpCommand(program, deps);
+  registerMvCommand(program, deps);
   registerMkdirCommand(program, deps);
   registerWalkCommand(program, deps);
   registerDoctorCommand(program, deps);
   registerExplainCommand(program, deps);
+  registerWhyCommand(program, deps);
   registerDemoCommand(program, deps);
   registerServeCommand(program, deps);
   return program;

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { HelperRequest } from '@fs-sandbox/helper';
-import { descriptorOf, type HostOs, parentPath } from '@fs-sandbox/policy';
+import {
+  descriptorOf,
+  type HelperParamsOf,
+  type HostOs,
+  isHelperMethod,
+  parentPath,
+} from '@fs-sandbox/policy';
 
 /**
  * A helper killed mid-write (timeout, cancel, crash) cannot remove its temporary file. Requests that
@@ -28,14 +34,21 @@ export function newTempTag(): string {
  */
 export function tempScopesOf(request: HelperRequest, os: HostOs): TempScope[] {
   const params = request.params as Record<string, unknown>;
-  const written = Object.entries(descriptorOf(request.operation).paths).find(
-    ([, access]) => access === 'write',
-  );
+  // A batch's operations write where each of them would on its own, all under the batch's one tag.
+  if (request.operation === 'fs/batch') {
+    return (params as HelperParamsOf<'fs/batch'>).operations.flatMap((operation) =>
+      isHelperMethod(operation.method)
+        ? tempScopesOf({ operation: operation.method, params: operation.params } as HelperRequest, os)
+        : [],
+    );
+  }
+  const descriptor = descriptorOf(request.operation);
+  const written = Object.entries(descriptor.paths).find(([, access]) => access === 'write');
   if (written === undefined) return [];
   const path = params[written[0]] as string;
   const parent = parentPath(os, path);
   const scopes: TempScope[] = parent === null ? [] : [{ path: parent, recursive: false }];
-  if (params.recursive === true) scopes.push({ path, recursive: true });
+  if (params.recursive === true || descriptor.writesTree === true) scopes.push({ path, recursive: true });
   return scopes;
 }
 
