@@ -62,11 +62,12 @@ export async function renameAt(
           `fs/rename cannot move a directory into itself: ${displayPath(destination)} is inside ${displayPath(source)}`,
         );
       }
-      refuseMountedName(from.physical, source, 'rename');
+      // The guard first: it names the rule (a protected name is also a read-only mount).
       if (options.guard !== null) {
         refuseGuarded(options.guard, from.physical, source, os);
         assertWritable(options.guard, to.physical, destination, os);
       }
+      refuseMountedName(from.physical, source, 'rename');
       const existing = await lstatOrNull(to.access, destination);
       if (existing !== null) await refuseExisting(existing, to, destination, stats, options);
       const skipsEntries = stats.isDirectory() ? await surveyTree(from, to, source, options) : false;
@@ -112,8 +113,8 @@ async function refuseExisting(
       `${displayPath(destination)} already exists (pass overwrite: true to replace it)`,
     );
   }
-  refuseMountedName(to.physical, destination, 'replace');
   if (options.guard !== null) refuseGuarded(options.guard, to.physical, destination, options.os);
+  refuseMountedName(to.physical, destination, 'replace');
   if (existing.isDirectory() !== source.isDirectory()) {
     throw new FsError(
       existing.isDirectory() ? 'is_directory' : 'not_directory',
