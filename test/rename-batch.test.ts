@@ -15,6 +15,12 @@ import {
 } from './support/fixture.js';
 import { diffTrees, snapshotTree } from './support/tree-snapshot.js';
 
+/** One slot of a batch's results, as the tests read it. */
+type Slot = {
+  result?: { dataBase64?: string; isFile?: boolean };
+  error?: { code: number; message: string; data: { errorKind: string } };
+};
+
 /**
  * fs/rename, fs/batch, fs/explainAccess and the trust gate through the real CLI, `fs-sandbox serve`
  * and bwrap, with the host checked afterwards. The attacks try to move a protected or denied path
@@ -249,17 +255,17 @@ describe('fs/batch through fs-sandbox serve', () => {
     operations[50] = { method: 'fs/readFile', params: { path: uri(join(ws, 'denied.txt')) } };
     operations[99] = { method: 'fs/readFile', params: { path: uri(join(fixture.outside, 'secret.txt')) } };
     const reply = await served.request('fs/batch', { operations, sandbox: workspaceContext(fixture) });
-    const results = reply.result?.results as Array<Record<string, any>>;
+    const results = reply.result?.results as Slot[];
     expect(results).toHaveLength(100);
     for (let i = 0; i < 100; i++) {
       if (i === 10 || i === 50 || i === 99) continue;
-      expect(Buffer.from(results[i]?.result.dataBase64, 'base64').toString(), `slot ${i}`).toBe(
+      expect(Buffer.from(results[i]?.result?.dataBase64 ?? '', 'base64').toString(), `slot ${i}`).toBe(
         `file ${i}\n`,
       );
     }
-    expect(results[10]?.error.data.errorKind).toBe('not_found');
-    expect(results[50]?.error.data.errorKind).toBe('permission_denied');
-    expect(results[99]?.error.data.errorKind).toBe('permission_denied');
+    expect(results[10]?.error?.data.errorKind).toBe('not_found');
+    expect(results[50]?.error?.data.errorKind).toBe('permission_denied');
+    expect(results[99]?.error?.data.errorKind).toBe('permission_denied');
     expect(JSON.stringify(results)).not.toContain(Buffer.from(fixture.secretText).toString('base64'));
   });
 
@@ -284,7 +290,7 @@ describe('fs/batch through fs-sandbox serve', () => {
         { method: 'fs/open', params: { handleId: 'h', path: uri(join(ws, 'hello.txt')) } },
       ],
     });
-    const results = reply.result?.results as Array<Record<string, any>>;
+    const results = reply.result?.results as Slot[];
     expect(results.map((outcome) => outcome.error?.data.errorKind ?? 'ok')).toEqual([
       'ok',
       'ok',
@@ -295,7 +301,7 @@ describe('fs/batch through fs-sandbox serve', () => {
       'invalid_params',
       'invalid_params',
     ]);
-    expect(results[4]?.result.dataBase64).toBe('AAEC/w==');
+    expect(results[4]?.result?.dataBase64).toBe('AAEC/w==');
     expect(await readFile(join(ws, 'w.bin'))).toEqual(Buffer.from([0, 1, 2, 255]));
     expect(existsSync(join(ws, 'out'))).toBe(false);
     expect(existsSync(join(ws, '.git', 'hooks', 'post'))).toBe(false);

@@ -29,10 +29,12 @@ export async function measureBatchReads(fixture, sandbox, rounds) {
         operations: paths.map((path) => ({ method: 'fs/readFile', params: { path } })),
         sandbox,
       });
-      if (results.some((outcome) => outcome.result?.dataBase64.length !== 1368)) throw new Error('batch read failed');
+      if (results.some((outcome) => outcome.result?.dataBase64.length !== 1368))
+        throw new Error('batch read failed');
     },
     sequential: async () => {
-      for (const path of paths) if ((await read(path)).dataBase64.length !== 1024) throw new Error('short read');
+      for (const path of paths)
+        if ((await read(path)).dataBase64.length !== 1024) throw new Error('short read');
     },
     concurrent: async () => {
       const all = await Promise.all(paths.map(read));
@@ -68,7 +70,8 @@ export async function measureBatchReads(fixture, sandbox, rounds) {
 
 export function formatBatchReads(result) {
   const { summary, ratios, files } = result;
-  const line = (name, s) => `  ${name.padEnd(28)} median ${s.median.toFixed(1).padStart(8)} ms   p90 ${s.p90.toFixed(1).padStart(8)} ms`;
+  const line = (name, s) =>
+    `  ${name.padEnd(28)} median ${s.median.toFixed(1).padStart(8)} ms   p90 ${s.p90.toFixed(1).padStart(8)} ms`;
   return [
     `${files} × 1 KiB sandboxed reads (wall time of all ${files}, n=${summary.batch.n} each)`,
     line('one fs/batch', summary.batch),

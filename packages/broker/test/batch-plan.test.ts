@@ -7,6 +7,12 @@ import { BatchPlan } from '../src/batch-plan.js';
 import { createBroker } from '../src/broker.js';
 import { tempScopesOf } from '../src/runner/temp-cleanup.js';
 
+/** One slot of a batch's results, as the tests read it. */
+type Slot = {
+  result?: { dataBase64?: string; isFile?: boolean };
+  error?: { code: number; message: string; data: { errorKind: string } };
+};
+
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
@@ -46,7 +52,7 @@ describe('BatchPlan', () => {
       },
     });
     if (reply.status !== 'ok') throw new Error('expected ok');
-    const results = (reply.payload.response as { results: Array<Record<string, any>> }).results;
+    const results = (reply.payload.response as { results: Slot[] }).results;
     expect(results.map((outcome) => outcome.error?.data.errorKind ?? 'ok')).toEqual([
       'ok',
       'invalid_params',
@@ -56,8 +62,8 @@ describe('BatchPlan', () => {
       'invalid_params',
       'ok',
     ]);
-    expect(results[1]?.error.message).toContain('its own `sandbox`');
-    expect(results[5]?.error.message).toContain('pth');
+    expect(results[1]?.error?.message).toContain('its own `sandbox`');
+    expect(results[5]?.error?.message).toContain('pth');
   });
 
   it('turns a refusal of one operation into its answer and sends only the others', () => {

@@ -165,7 +165,7 @@ describe('fs-sandbox call', () => {
     expect(JSON.parse(unknown.stdout)).toEqual({
       error: {
         code: -32601,
-        message: `unknown method \`fs/frobnicate\`; one of ${FS_METHODS.join(', ')}`,
+        message: `unknown method \`fs/frobnicate\`; one of ${[...FS_METHODS, 'fs/explainAccess'].join(', ')}`,
         data: { errorKind: 'invalid_request' },
       },
     });

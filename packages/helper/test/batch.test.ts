@@ -5,6 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { runRequest } from '../src/run-request.js';
 import { tempDir, writableGuard } from './support/helper-run.js';
 
+/** One slot of a batch's results, as the tests read it. */
+type Slot = {
+  result?: { dataBase64?: string; isFile?: boolean };
+  error?: { code: number; message: string; data: { errorKind: string } };
+};
+
 /** A batch as the broker sends it: native paths, bytes params as `{base64}`. */
 async function batch(
   operations: Array<{ method: string; params: Record<string, unknown> }>,
@@ -16,7 +22,7 @@ async function batch(
     ...(guardRoot === undefined ? {} : { sandboxed: true, guard: writableGuard(guardRoot) }),
   });
   if (reply.status !== 'ok') throw new Error(JSON.stringify(reply.payload));
-  return (reply.payload.response as { results: Array<Record<string, any>> }).results;
+  return (reply.payload.response as { results: Slot[] }).results;
 }
 
 describe('fs/batch (helper)', () => {
@@ -31,10 +37,10 @@ describe('fs/batch (helper)', () => {
       { method: 'fs/getMetadata', params: { path: join(dir, 'a') } },
     ]);
     expect(results[0]).toEqual({ result: { dataBase64: 'QQ==' } });
-    expect(results[1]?.error.data.errorKind).toBe('not_found');
-    expect(results[1]?.error.code).toBe(-32004);
+    expect(results[1]?.error?.data.errorKind).toBe('not_found');
+    expect(results[1]?.error?.code).toBe(-32004);
     expect(results[2]).toEqual({ result: { dataBase64: 'AP8=' } });
-    expect(results[3]?.result.isFile).toBe(true);
+    expect(results[3]?.result?.isFile).toBe(true);
   });
 
   it('writes bytes params sent as {base64}, under the guard', async () => {
@@ -54,7 +60,7 @@ describe('fs/batch (helper)', () => {
     );
     expect(results[0]).toEqual({ result: {} });
     expect(readFileSync(join(dir, 'w'), 'utf8')).toBe('hi');
-    expect(results[1]?.error.data.errorKind).toBe('permission_denied');
+    expect(results[1]?.error?.data.errorKind).toBe('permission_denied');
     expect(existsSync('/etc/fs-sandbox-batch')).toBe(false);
   });
 
@@ -66,8 +72,8 @@ describe('fs/batch (helper)', () => {
       { method: 'fs/nothing', params: {} },
       { method: 'fs/readFile', params: { path: join(dir, 'a') } },
     ]);
-    expect(results[0]?.error.data.errorKind).toBe('invalid_params');
-    expect(results[1]?.error.data.errorKind).toBe('invalid_request');
+    expect(results[0]?.error?.data.errorKind).toBe('invalid_params');
+    expect(results[1]?.error?.data.errorKind).toBe('invalid_request');
     expect(results[2]).toEqual({ result: { dataBase64: 'QQ==' } });
   });
 
