@@ -193,18 +193,22 @@ describe('fs/rename refusals', () => {
 });
 
 describe('fs/rename across two writable roots', () => {
-  it('copies then removes between two bound roots on the same disk, and says so', async () => {
-    const other = join(fixture.base, 'other');
-    await mkdir(other);
-    const outcome = await callMethod(
+  /** Moves the workspace's `sub` to `other/name`, with `other` a second writable root. */
+  const moveSubInto = (other: string, name: string) =>
+    callMethod(
       'fs/rename',
       {
         sourcePath: uri(join(fixture.ws, 'sub')),
-        destinationPath: uri(join(other, 'sub')),
+        destinationPath: uri(join(other, name)),
         sandbox: contextWith(entry(other, 'write')),
       },
       { user: 'root', env: cliEnv(fixture) },
     );
+
+  it('copies then removes between two bound roots on the same disk, and says so', async () => {
+    const other = join(fixture.base, 'other');
+    await mkdir(other);
+    const outcome = await moveSubInto(other, 'sub');
     expect(outcome.code, outcome.run.stdout).toBe(0);
     // Each writable root is its own bind mount in bwrap, so rename(2) between them is EXDEV.
     expect(outcome.result).toEqual({ copiedAcrossDevices: true });
@@ -213,24 +217,19 @@ describe('fs/rename across two writable roots', () => {
   });
 
   const shm = existsSync('/dev/shm') && statSync('/dev/shm').dev !== statSync('/tmp').dev;
-  it.runIf(shm)('moves a tree onto another file system (/dev/shm, a tmpfs) with its link', async () => {
-    const other = mkdtempSync('/dev/shm/fs-sandbox-e2e-');
-    extraDirs.push(other);
-    await symlink('a.txt', join(fixture.ws, 'sub', 'alias'));
-    const outcome = await callMethod(
-      'fs/rename',
-      {
-        sourcePath: uri(join(fixture.ws, 'sub')),
-        destinationPath: uri(join(other, 'moved')),
-        sandbox: contextWith(entry(other, 'write')),
-      },
-      { user: 'root', env: cliEnv(fixture) },
-    );
-    expect(outcome.result).toEqual({ copiedAcrossDevices: true });
-    expect(await readFile(join(other, 'moved', 'a.txt'), 'utf8')).toBe('a\n');
-    expect(await readlink(join(other, 'moved', 'alias'))).toBe('a.txt');
-    expect(existsSync(join(fixture.ws, 'sub'))).toBe(false);
-  });
+  it.runIf(shm)(
+    'moves a tree onto another file system (/dev/shm, a tmpfs) with its link (skipped where /dev/shm is not a second file system)',
+    async () => {
+      const other = mkdtempSync('/dev/shm/fs-sandbox-e2e-');
+      extraDirs.push(other);
+      await symlink('a.txt', join(fixture.ws, 'sub', 'alias'));
+      const outcome = await moveSubInto(other, 'moved');
+      expect(outcome.result).toEqual({ copiedAcrossDevices: true });
+      expect(await readFile(join(other, 'moved', 'a.txt'), 'utf8')).toBe('a\n');
+      expect(await readlink(join(other, 'moved', 'alias'))).toBe('a.txt');
+      expect(existsSync(join(fixture.ws, 'sub'))).toBe(false);
+    },
+  );
 });
 
 describe('fs/batch through fs-sandbox serve', () => {

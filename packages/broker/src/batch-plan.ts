@@ -1,5 +1,6 @@
 import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
 import {
+  type BatchOutcome,
   descriptorOf,
   FsError,
   type HelperMethod,
@@ -13,7 +14,6 @@ import {
   toWireError,
 } from '@fs-sandbox/policy';
 
-type BatchOutcome = ResultOf<'fs/batch'>['results'][number];
 type HelperOperation = HelperParamsOf<'fs/batch'>['operations'][number];
 
 interface PendingOperation {

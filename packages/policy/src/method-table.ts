@@ -273,6 +273,8 @@ export type HelperParamsOf<M extends HelperMethod> = {
       : ParsedParams<M>[K];
 };
 export type HelperResultOf<M extends HelperMethod> = WireResultOf<M>;
+/** One operation's answer in an fs/batch result: its result (wire form) or its wire error. */
+export type BatchOutcome = WireResultOf<'fs/batch'>['results'][number];
 
 export function isMethod(name: string): name is Method {
   return Object.hasOwn(METHOD_TABLE, name);

@@ -1,4 +1,5 @@
-import { FsError, LIMITS, toWireError, type WireError } from '@fs-sandbox/policy/core';
+import type { BatchOutcome } from '@fs-sandbox/policy';
+import { FsError, LIMITS, toWireError } from '@fs-sandbox/policy/core';
 import type { Operation, OperationContext } from '../operation.js';
 import { isPlainObject } from '../params.js';
 import type { HelperReply } from '../protocol.js';
@@ -14,8 +15,6 @@ interface BatchOperation {
   method: string;
   params: Record<string, unknown>;
 }
-
-type BatchOutcome = { result: Record<string, unknown> } | { error: WireError };
 
 /**
  * fs/batch inside the helper: the operations run one after another in this one process, each

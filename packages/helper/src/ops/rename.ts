@@ -11,12 +11,13 @@ import {
 import { type LocatedName, locateName, openDirectory } from '../directory-anchor.js';
 import { displayPath } from '../display-path.js';
 import { readMountPoints } from '../freshness.js';
-import { link, lstat, rename, unlink } from '../fs-async.js';
+import { link, rename, unlink } from '../fs-async.js';
 import { listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { pathParam, requiredBoolean } from '../params.js';
 import { TreeGuard } from '../tree-guard.js';
+import { lstatOrNull } from '../write-target.js';
 import { copyAt } from './copy.js';
 import { refuseGuarded, removalSurvey, removeAt } from './remove.js';
 
@@ -77,15 +78,6 @@ export async function renameAt(
     }
   } finally {
     await from.parent.close();
-  }
-}
-
-async function lstatOrNull(access: string, shown: string): Promise<BigIntStats | null> {
-  try {
-    return await lstat(fsPathArg(access), { bigint: true });
-  } catch (error) {
-    if (hasErrno(error, 'ENOENT')) return null;
-    throw fromOsError(error, shown);
   }
 }
 
