@@ -74,7 +74,13 @@ export async function removeAt(path: string, options: RemoveOptions): Promise<vo
 }
 
 /** The removed (or renamed) name's own rules: it must be writable, and a writable root is never removed (it is the sandbox's mount). */
-export function refuseGuarded(guard: PathGuard, physical: string, name: string, os: HostOs): void {
+export function refuseGuarded(
+  guard: PathGuard,
+  physical: string,
+  name: string,
+  os: HostOs,
+  verb: 'remove' | 'rename' | 'replace' = 'remove',
+): void {
   assertWritable(guard, physical, name, os);
   const root = guard.entries.find(
     (entry) => entry.reason === 'writable_root' && samePath(os, entry.path, physical),
@@ -82,7 +88,7 @@ export function refuseGuarded(guard: PathGuard, physical: string, name: string, 
   if (root !== undefined) {
     throw new FsError(
       'permission_denied',
-      `cannot remove ${displayPath(name)}: it is a writable root of the sandbox; remove what is inside it instead`,
+      `cannot ${verb} ${displayPath(name)}: it is a writable root of the sandbox; ${verb} what is inside it instead`,
     );
   }
 }

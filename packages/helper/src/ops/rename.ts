@@ -65,7 +65,7 @@ export async function renameAt(
       }
       // The guard first: it names the rule (a protected name is also a read-only mount).
       if (options.guard !== null) {
-        refuseGuarded(options.guard, from.physical, source, os);
+        refuseGuarded(options.guard, from.physical, source, os, 'rename');
         assertWritable(options.guard, to.physical, destination, os);
       }
       refuseMountedName(from.physical, source, 'rename');
@@ -105,7 +105,7 @@ async function refuseExisting(
       `${displayPath(destination)} already exists (pass overwrite: true to replace it)`,
     );
   }
-  if (options.guard !== null) refuseGuarded(options.guard, to.physical, destination, options.os);
+  if (options.guard !== null) refuseGuarded(options.guard, to.physical, destination, options.os, 'replace');
   refuseMountedName(to.physical, destination, 'replace');
   if (existing.isDirectory() !== source.isDirectory()) {
     throw new FsError(
