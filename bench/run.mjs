@@ -4,7 +4,8 @@
 //   - sandboxed throughput at concurrency 1, 4 and 16 (warm and cold) through the library;
 //   - fs/readFile of 64 MiB in-process and sandboxed through the same `fs-sandbox serve`, and one
 //     sandboxed 512 MiB read with the server's peak memory;
-//   - helper start-to-reply against `node -e 0`.
+//   - helper start-to-reply against `node -e 0`;
+//   - 100 × 1 KiB reads as one fs/batch vs 100 sequential warm fs/readFile vs 100 concurrent.
 // Prints a table with medians, p90s, ratios and the four targets; writes bench/results/latest.json
 // and bench/results/latency.svg.
 //
@@ -19,6 +20,7 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolveHelperRuntime } from '@fs-sandbox/broker';
+import { formatBatchReads, measureBatchReads } from './lib/batch-read.mjs';
 import { createFixture, sandboxFor } from './lib/fixture.mjs';
 import { runMeta } from './lib/format.mjs';
 import { measureHelperStart } from './lib/helper-start.mjs';
@@ -69,11 +71,14 @@ try {
   const huge = await measureOneHugeRead(fixture, sandbox, cliBin, 512 * MiB);
   step(`helper start-up (${rounds} rounds)`);
   const start = await measureHelperStart(fixture, runtime, rounds);
+  step('100 × 1 KiB reads: one fs/batch, sequential, concurrent');
+  const batchReads = await measureBatchReads(fixture, sandbox, Math.max(5, Math.round(rounds / 4)));
 
   const raw = { latency, throughput, large, huge, start };
   const summary = summarizeRun(raw);
   meta.loadAfter = loadavg();
   console.log(formatReport(meta, raw, summary));
+  console.log(formatBatchReads(batchReads));
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(
     `${resultsDir}latest.json`,
@@ -88,6 +93,7 @@ try {
         largeRead64MiB: { ...summary.large, serverPeakResidentBytes: large.peakResidentBytes },
         largeRead512MiB: huge,
         helperStart: summary.start,
+        batchReads: { summary: batchReads.summary, ratios: batchReads.ratios },
         samples: { latency: latency.samples, largeRead64MiB: large.samples, helperStart: start },
       },
       null,

@@ -101,6 +101,13 @@ describe('the remote client', () => {
         sandbox: workspaceContext(fixture) as never,
       });
       expect(info).toEqual({ sandboxed: true, backend: 'remote' });
+      const explained = {
+        path: uri(join(fixture.ws, 'denied.txt')),
+        sandbox: workspaceContext(fixture) as never,
+      };
+      const localBroker = createBroker({ pool: false });
+      expect(await remote.explainAccess(explained)).toEqual(await localBroker.explainAccess(explained));
+      await localBroker.close();
       await remote.close();
       await expect(remote.call('fs/getMetadata', { path: uri(fixture.ws) })).rejects.toMatchObject({
         kind: 'connection_lost',

@@ -100,11 +100,12 @@ export function runCli(args: readonly string[], options: CliOptions): Promise<Cl
 export async function callMethod(
   method: string,
   params: unknown,
-  options: CliOptions & { precheck?: boolean; requireSandbox?: boolean },
+  options: CliOptions & { precheck?: boolean; requireSandbox?: boolean; untrusted?: boolean },
 ): Promise<{ code: number | null; result?: Record<string, unknown>; error?: WireErrorShape; run: CliRun }> {
   const flags = [
     ...(options.precheck === false ? ['--no-precheck'] : []),
     ...(options.requireSandbox === true ? ['--require-sandbox'] : []),
+    ...(options.untrusted === true ? ['--untrusted'] : []),
   ];
   const json = JSON.stringify(params);
   // One argv element is limited to 128 KiB by the kernel; larger params go through stdin (`-`).

@@ -47,5 +47,10 @@ export interface Broker {
     params: unknown,
     options?: CallOptions,
   ): Promise<{ result: ResultOf<M>; info: CallInfo }>;
+  /**
+   * fs/explainAccess, answered by the broker without a helper: the access `sandbox` gives `path`
+   * (as enforcement would decide it, this broker's trust gate included) and the rule that decided.
+   */
+  explainAccess(params: ParamsIn<'fs/explainAccess'>): Promise<ResultOf<'fs/explainAccess'>>;
   close(): Promise<void>;
 }

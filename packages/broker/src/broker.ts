@@ -1,4 +1,4 @@
-import { type HelperReply, runRequest } from '@fs-sandbox/helper';
+import { type HelperReply, type HelperRequest, runRequest } from '@fs-sandbox/helper';
 import {
   currentHostOs,
   FsError,
@@ -11,12 +11,15 @@ import {
   type ResultOf,
   type SandboxContext,
   type SandboxedContext,
+  type TouchedPath,
 } from '@fs-sandbox/policy';
 import { admitRequest } from './admission.js';
 import type { CommandLaunchSpec, SandboxBackend } from './backends/backend.js';
 import { selectBackend } from './backends/select-backend.js';
+import { BatchPlan } from './batch-plan.js';
 import type { Broker, CallInfo, CallOptions } from './broker-api.js';
-import { parseRequest } from './parsed-request.js';
+import { explainPathAccess } from './explain-access.js';
+import { type ParsedRequest, parseRequest } from './parsed-request.js';
 import type { PoolOptions } from './pool/pool-options.js';
 import { resolvePoolOptions } from './pool/pool-options.js';
 import type { PoolStats } from './pool/pool-stats.js';
@@ -32,6 +35,7 @@ import {
 } from './runner/helper-runtime.js';
 import { type PreparedSandbox, type SandboxCommand, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
+import { assertTrusted } from './trust-gate.js';
 
 export interface BrokerOptions {
   /** Host OS rules for paths and backends (default: this host). */
@@ -62,6 +66,12 @@ export interface BrokerOptions {
   backendFor?: (context: SandboxedContext) => SandboxBackend;
   /** Overrides the helper bundle location (default: the built bundle of @fs-sandbox/helper). */
   helperBundle?: string;
+  /**
+   * `false` for an untrusted workspace: every write-class method (one that creates, replaces or
+   * removes a path, or a batch holding one) is refused with `untrusted_workspace` before any helper
+   * runs. Reads are unaffected. Default true.
+   */
+  trusted?: boolean;
 }
 
 /**
@@ -125,6 +135,13 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
   });
   let closed = false;
 
+  async function runInProcess(request: HelperRequest): Promise<HelperReply> {
+    if (!runsRipgrep(request)) return runRequest(request);
+    inProcessRipgrep ??= resolveRipgrep();
+    const ripgrep = await inProcessRipgrep;
+    return runRequest(ripgrep === null ? request : { ...request, ripgrep });
+  }
+
   async function callWithInfo<M extends HelperMethod>(
     method: M,
     rawParams: unknown,
@@ -135,28 +152,37 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       if (!isHelperMethod(method))
         throw new FsError('invalid_request', `unknown method \`${String(method)}\``);
       const request = parseRequest(method, rawParams, os);
+      if (options.trusted === false) assertTrusted(request);
       if (options.requireSandbox) assertSandboxed(request.route);
       const answered = admitRequest(request, os);
       if (answered !== null)
         return { result: answered as ResultOf<M>, info: { sandboxed: false, backend: null } };
+      const batch = isBatch(request) ? new BatchPlan(request.helper.params.operations, os) : null;
+      // A batch pre-checks each operation on its own: a refused one is answered, the rest still run.
+      const prechecked = (check: (paths: readonly TouchedPath[]) => void): void =>
+        batch === null ? check(request.paths) : batch.refuse(check);
+      const toRun = (): HelperRequest | null =>
+        batch === null
+          ? request.helper
+          : batch.request(request.helper as unknown as HelperRequest<'fs/batch'>);
       const { reply, info } = await runRouted(request.helper, request.route, {
-        inProcess: async (inProcessRequest) => {
-          if (!runsRipgrep(inProcessRequest.operation)) return runRequest(inProcessRequest);
-          inProcessRipgrep ??= resolveRipgrep();
-          const ripgrep = await inProcessRipgrep;
-          return runRequest(ripgrep === null ? inProcessRequest : { ...inProcessRequest, ripgrep });
+        inProcess: async () => {
+          const helperRequest = toRun();
+          return helperRequest === null ? null : runInProcess(helperRequest);
         },
-        sandboxed: async (sandboxedRequest, context) => {
-          if (precheck) precheckRequest(request.paths, context.profile, os);
+        sandboxed: async (_request, context) => {
+          if (precheck) prechecked((paths) => precheckRequest(paths, context.profile, os));
           const prepared = await runner.prepare(context);
-          if (precheck) precheckPhysical(request.paths, prepared.guard, os);
-          return runner.run(sandboxedRequest, prepared, {
+          if (precheck) prechecked((paths) => precheckPhysical(paths, prepared.guard, os));
+          const helperRequest = toRun();
+          if (helperRequest === null) return { reply: null, backend: prepared.launch.backend };
+          return runner.run(helperRequest, prepared, {
             signal: callOptions.signal,
             timeoutMs: callOptions.timeoutMs ?? options.timeoutMs,
           });
         },
       });
-      return { result: resultOf<M>(reply), info };
+      return { result: resultOf<M>(batch === null ? (reply as HelperReply) : batch.merged(reply)), info };
     } catch (error) {
       throw asFsError(error);
     }
@@ -166,6 +192,19 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     callWithInfo,
     async call(method, params, callOptions) {
       return (await callWithInfo(method, params, callOptions)).result;
+    },
+    async explainAccess(params) {
+      try {
+        if (closed) throw new FsError('internal_error', 'the broker is closed');
+        return await explainPathAccess(params, {
+          os,
+          runner,
+          untrusted: options.trusted === false,
+          requireSandbox: options.requireSandbox === true,
+        });
+      } catch (error) {
+        throw asFsError(error);
+      }
     },
     async prepareSandbox(sandbox) {
       try {
@@ -205,6 +244,10 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       await pool?.close();
     },
   };
+}
+
+function isBatch(request: ParsedRequest): request is ParsedRequest<'fs/batch'> {
+  return request.method === 'fs/batch';
 }
 
 /** A reply as the caller sees it: the response (binary field as a Buffer), or the reply's error thrown. */

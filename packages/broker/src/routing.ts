@@ -37,6 +37,11 @@ const UNSANDBOXED_BECAUSE: Record<UnsandboxedReason, string> = {
   full_disk_write: 'grants write access to the whole disk (`root` write with nothing narrowing it)',
 };
 
+/** Why a route runs in-process, as the end of a sentence starting "the request …". */
+export function unsandboxedBecause(reason: UnsandboxedReason): string {
+  return UNSANDBOXED_BECAUSE[reason];
+}
+
 /**
  * For a broker that must never act outside a platform sandbox (`requireSandbox`): a route that
  * would run in-process is refused, before any helper or in-process operation runs, saying why it
@@ -51,12 +56,13 @@ export function assertSandboxed(route: Route): void {
   );
 }
 
+/** A handler answers null when nothing was left to run (every operation of a batch was refused early). */
 export interface RouteHandlers {
-  inProcess(request: HelperRequest): Promise<HelperReply>;
+  inProcess(request: HelperRequest): Promise<HelperReply | null>;
   sandboxed(
     request: HelperRequest,
     context: SandboxedContext,
-  ): Promise<{ reply: HelperReply; backend: string }>;
+  ): Promise<{ reply: HelperReply | null; backend: string }>;
 }
 
 /** Runs a request on its route; the returned info says which one ran (for the audit log). */
@@ -64,7 +70,7 @@ export async function runRouted(
   request: HelperRequest,
   route: Route,
   handlers: RouteHandlers,
-): Promise<{ reply: HelperReply; info: CallInfo }> {
+): Promise<{ reply: HelperReply | null; info: CallInfo }> {
   if (route.kind === 'in-process') {
     return { reply: await handlers.inProcess(request), info: { sandboxed: false, backend: null } };
   }

@@ -63,6 +63,14 @@ async function runCli(
     async prepareCommand() {
       throw new Error('not used by the CLI');
     },
+    async explainAccess(params) {
+      recorded.calls.push({
+        method: 'fs/explainAccess',
+        params: params as Record<string, unknown>,
+        timeoutMs: undefined,
+      });
+      return { access: 'read', reason: 'outside writable roots' };
+    },
     async prepareSandbox() {
       return {
         plan: {
@@ -160,7 +168,7 @@ describe('fs-sandbox call', () => {
     expect(JSON.parse(unknown.stdout)).toEqual({
       error: {
         code: -32601,
-        message: `unknown method \`fs/frobnicate\`; one of ${FS_METHODS.join(', ')}`,
+        message: `unknown method \`fs/frobnicate\`; one of ${[...FS_METHODS, 'fs/explainAccess'].join(', ')}`,
         data: { errorKind: 'invalid_request' },
       },
     });

@@ -100,7 +100,7 @@ describe('message handling', () => {
       id: 34,
     });
     await client.handshake();
-    for (const method of ['fs/watchMissing', 'fs/watch', 'fs/rename', 'initialized']) {
+    for (const method of ['fs/watchMissing', 'fs/watch', 'fs/move', 'initialized']) {
       expect((await client.request(method, {})).error?.code).toBe(-32601);
     }
     await client.end();

@@ -2,8 +2,9 @@ import type { HelperMethod } from '@fs-sandbox/policy';
 import { currentHostOs, FsError, type HostOs, toWireError } from '@fs-sandbox/policy/core';
 import { checkFreshness, parseFreshness } from './freshness.js';
 import { parseGuard } from './guard-param.js';
-import type { Operation } from './operation.js';
+import type { Operation, OperationContext } from './operation.js';
 import { applyPatchOperation } from './ops/apply-patch.js';
+import { batchOperation } from './ops/batch.js';
 import { canonicalizeOperation } from './ops/canonicalize.js';
 import { copyOperation } from './ops/copy.js';
 import { createDirectoryOperation } from './ops/create-directory.js';
@@ -19,6 +20,7 @@ import { readRangeOperation } from './ops/read-range.js';
 import { readTextFileOperation } from './ops/read-text-file.js';
 import { removeOperation } from './ops/remove.js';
 import { removeTempsOperation } from './ops/remove-temps.js';
+import { renameOperation } from './ops/rename.js';
 import { searchOperation } from './ops/search.js';
 import { stageWriteOperation } from './ops/stage-write.js';
 import { walkOperation } from './ops/walk.js';
@@ -44,6 +46,8 @@ const OPERATIONS: { readonly [M in HelperMethod]: Operation<M> } = {
   'fs/walk': walkOperation,
   'fs/search': searchOperation,
   'fs/glob': globOperation,
+  'fs/rename': renameOperation,
+  'fs/batch': batchOperation(performCaught),
   'fs/openForRead': openForReadOperation,
   'fs/readRange': readRangeOperation,
   'fs/stageWrite': stageWriteOperation,
@@ -85,11 +89,31 @@ export async function runRequest(request: unknown, options: RunOptions = {}): Pr
       ripgrep: envelope.ripgrep,
     });
   } catch (error) {
-    // Operations map their own OS errors with the path they concern; one that slipped through
-    // still names the path Node reports rather than becoming an opaque internal error.
-    const path =
-      typeof (error as { path?: unknown })?.path === 'string' ? (error as { path: string }).path : '';
-    return { status: 'error', payload: toWireError(fromOsError(error, path)) };
+    return errorReply(error);
+  }
+}
+
+function errorReply(error: unknown): HelperReply {
+  // Operations map their own OS errors with the path they concern; one that slipped through
+  // still names the path Node reports rather than becoming an opaque internal error.
+  const path =
+    typeof (error as { path?: unknown })?.path === 'string' ? (error as { path: string }).path : '';
+  return { status: 'error', payload: toWireError(fromOsError(error, path)) };
+}
+
+/** One operation of a batch: dispatched like a request of its own, its failure its own reply. */
+async function performCaught(
+  operation: string,
+  raw: Record<string, unknown>,
+  context: OperationContext,
+): Promise<HelperReply> {
+  try {
+    if (!Object.hasOwn(OPERATIONS, operation)) {
+      throw new FsError('invalid_request', `unknown helper operation \`${operation}\``);
+    }
+    return await perform(operation as HelperMethod, raw, context);
+  } catch (error) {
+    return errorReply(error);
   }
 }
 

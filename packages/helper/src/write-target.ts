@@ -101,7 +101,8 @@ export async function withWriteTarget<T>(
   }
 }
 
-async function lstatOrNull(access: string, shown: string): Promise<BigIntStats | null> {
+/** lstat of a name (a link described, not followed), or null when nothing is there. */
+export async function lstatOrNull(access: string, shown: string): Promise<BigIntStats | null> {
   try {
     return await lstat(fsPathArg(access), { bigint: true });
   } catch (error) {

@@ -26,12 +26,12 @@ describe('runRequest', () => {
   });
 
   it('refuses an unknown operation', async () => {
-    const reply = await runRequest({ operation: 'fs/rename', params: {} });
+    const reply = await runRequest({ operation: 'fs/move', params: {} });
     expect(reply).toEqual({
       status: 'error',
       payload: {
         code: -32600,
-        message: 'unknown helper operation `fs/rename`',
+        message: 'unknown helper operation `fs/move`',
         data: { errorKind: 'invalid_request' },
       },
     });

@@ -114,4 +114,11 @@ export const LIMITS = {
    * below the default helper timeout, so the reply is a partial result rather than a killed helper.
    */
   searchMaxRunMs: 50_000,
+  /** Operations in one fs/batch. */
+  batchMaxOperations: 256,
+  /**
+   * JSON bytes of all results of one fs/batch together (file bytes count as their base64). An
+   * operation whose result would pass it is answered `file_too_large` instead; the rest still run.
+   */
+  batchMaxReplyBytes: 48 * 1024 * 1024,
 } as const;

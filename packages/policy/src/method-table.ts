@@ -39,6 +39,8 @@ import { assertEditBounds, assertTextWindow } from './text-bounds.js';
  *   converted params; the pre-check and the temp clean-up read them beside `paths`.
  * - `admit`: a decision before any helper runs (the patch safety assessment): null to go ahead, or
  *   the result to answer instead; a refusal throws.
+ * - `writesTree`: the `write` path may receive a whole tree, so a killed helper's temporary files
+ *   are looked for below it too.
  *
  * Adding a method is one entry here, one operation module (helper `ops/` or a server handler), and
  * its tests; the compiler then asks for whatever else is missing.
@@ -60,6 +62,8 @@ export interface MethodDescriptor {
   readonly contextCwd?: string;
   readonly innerPaths?: (params: never, os: HostOs) => TouchedPath[];
   readonly admit?: (params: never, scope: PatchPolicyScope, os: HostOs) => unknown;
+  /** The `write` path may receive a whole tree (a move across file systems copies one there). */
+  readonly writesTree?: boolean;
 }
 
 export const METHOD_TABLE = {
@@ -229,6 +233,31 @@ export const METHOD_TABLE = {
     paths: {},
     orderedBy: 'handleId',
     checkBounds: (parsed: z.output<typeof params.closeParamsSchema>) => assertHandleIdLength(parsed.handleId),
+  },
+  'fs/rename': {
+    summary: 'Move a file, link or tree to a new name (refused whole if any part may not move).',
+    params: params.renameParamsSchema,
+    result: results.renameResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: { sourcePath: 'remove', destinationPath: 'write' },
+    writesTree: true,
+  },
+  'fs/batch': {
+    summary: 'Up to 256 helper operations under one sandbox and one helper, each answered on its own.',
+    params: params.batchParamsSchema,
+    result: results.batchResultSchema,
+    answeredBy: 'helper',
+    exposed: true,
+    paths: {},
+  },
+  'fs/explainAccess': {
+    summary: 'The access the sandbox gives a path, and the rule that decided (no helper runs).',
+    params: params.explainAccessParamsSchema,
+    result: results.explainAccessResultSchema,
+    answeredBy: 'server',
+    exposed: true,
+    paths: { path: 'read' },
   },
   'fs/openForRead': {
     summary: 'Check a readable regular file and report its identity (behind fs/open).',
@@ -408,6 +437,8 @@ export type HelperParamsOf<M extends HelperMethod> = {
       : ParsedParams<M>[K];
 };
 export type HelperResultOf<M extends HelperMethod> = WireResultOf<M>;
+/** One operation's answer in an fs/batch result: its result (wire form) or its wire error. */
+export type BatchOutcome = WireResultOf<'fs/batch'>['results'][number];
 
 export function isMethod(name: string): name is Method {
   return Object.hasOwn(METHOD_TABLE, name);
@@ -423,6 +454,14 @@ export function isHelperMethod(name: string): name is HelperMethod {
 
 export function isExposedMethod(name: string): name is ExposedMethod {
   return isMethod(name) && METHOD_TABLE[name].exposed;
+}
+
+/**
+ * Whether a method changes the file system: any path it creates, replaces or removes. An untrusted
+ * broker refuses these (fs/batch is judged by its operations, see the broker's trust gate).
+ */
+export function isWriteClassMethod(method: Method): boolean {
+  return Object.values(descriptorOf(method).paths).some((access) => access !== 'read');
 }
 
 /** Every method, in table order (help texts, the README's table). */

@@ -9,6 +9,8 @@ export interface BrokerFlags {
   precheck: boolean;
   /** Only on the commands that take a caller's params as they are (call, serve). */
   requireSandbox?: boolean;
+  /** Only on call and serve: refuse every write-class method (the trust gate). */
+  untrusted?: boolean;
 }
 
 export function positiveInteger(text: string): number {
@@ -39,6 +41,14 @@ export function addRequireSandboxOption(command: Command): Command {
   );
 }
 
+/** `--untrusted`, for call and serve: the workspace is not trusted yet, so only reads run. */
+export function addUntrustedOption(command: Command): Command {
+  return command.option(
+    '--untrusted',
+    'refuse (untrusted_workspace) every method that creates, replaces or removes a path, and batches holding one; reads still run',
+  );
+}
+
 export function brokerOptionsFrom(flags: BrokerFlags, io: CliIo): BrokerOptions {
   // No warm pool: these commands run an operation or two and exit, so a spare would be spawned
   // only to be killed at exit. `serve` turns it on with its --pool-* flags.
@@ -47,6 +57,7 @@ export function brokerOptionsFrom(flags: BrokerFlags, io: CliIo): BrokerOptions 
     precheck: flags.precheck,
     timeoutMs: flags.timeout,
     requireSandbox: flags.requireSandbox === true,
+    trusted: flags.untrusted !== true,
     pool: false,
   };
 }

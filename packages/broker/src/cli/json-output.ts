@@ -47,7 +47,7 @@ export function writeWireErrorJson(out: NodeJS.WritableStream, error: WireError)
 /**
  * Wire wording that is advice about a wire field, in the words of the CLI flag that does the same.
  * Each text names its operation (only `rm` sends fs/remove, only `cp` fs/copy, only `mkdir`
- * fs/createDirectory), so the advice fits
+ * fs/createDirectory, only `mv` fs/rename), so the advice fits
  * whichever command printed it. The wire message itself never changes; only this rendering does.
  */
 const CLI_WORDING: readonly { wire: RegExp; cli: (match: RegExpExecArray) => string }[] = [
@@ -74,6 +74,10 @@ const CLI_WORDING: readonly { wire: RegExp; cli: (match: RegExpExecArray) => str
   {
     wire: /^edits\[0\]\.oldText (was not found .*|is empty: name the text to replace)$/s,
     cli: (match) => `the --old text ${match[1]}`,
+  },
+  {
+    wire: /\(pass overwrite: true to replace it\)$/,
+    cli: () => '(use mv --force to replace it)',
   },
   {
     wire: /^invalid URI: relative URL without a base$/,

@@ -14,12 +14,14 @@ import { registerGlobCommand } from './glob-command.js';
 import { registerGrepCommand } from './grep-command.js';
 import { registerLsCommand } from './ls-command.js';
 import { registerMkdirCommand } from './mkdir-command.js';
+import { registerMvCommand } from './mv-command.js';
 import { registerReadCommand } from './read-command.js';
 import { registerRmCommand } from './rm-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerStatCommand } from './stat-command.js';
 import { escapeLines } from './terminal-text.js';
 import { registerWalkCommand } from './walk-command.js';
+import { registerWhyCommand } from './why-command.js';
 import { registerWriteCommand } from './write-command.js';
 
 /** The `fs-sandbox` program with every command registered; output and usage errors go through `deps.io`. */
@@ -42,6 +44,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerStatCommand(program, deps);
   registerRmCommand(program, deps);
   registerCpCommand(program, deps);
+  registerMvCommand(program, deps);
   registerMkdirCommand(program, deps);
   registerWalkCommand(program, deps);
   registerReadCommand(program, deps);
@@ -50,6 +53,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerGlobCommand(program, deps);
   registerDoctorCommand(program, deps);
   registerExplainCommand(program, deps);
+  registerWhyCommand(program, deps);
   registerDemoCommand(program, deps);
   registerServeCommand(program, deps);
   return program;

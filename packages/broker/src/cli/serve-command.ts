@@ -8,6 +8,7 @@ import { loadToken } from '../server/token-auth.js';
 import {
   addBrokerOptions,
   addRequireSandboxOption,
+  addUntrustedOption,
   type BrokerFlags,
   brokerOptionsFrom,
 } from './broker-options.js';
@@ -45,7 +46,9 @@ function printStats(server: FsRpcServer, deps: CliDeps): void {
 }
 
 export function registerServeCommand(program: Command, deps: CliDeps): Command {
-  return addPoolOptions(addRequireSandboxOption(addBrokerOptions(program.command('serve'))))
+  return addPoolOptions(
+    addUntrustedOption(addRequireSandboxOption(addBrokerOptions(program.command('serve')))),
+  )
     .description(
       'serve the filesystem methods as JSON-RPC (Codex exec-server wire format) over stdio or WebSocket',
     )

@@ -77,6 +77,10 @@ async function open(client: RpcClient, clientName = DEFAULT_CLIENT_NAME): Promis
     async call(method, params, options) {
       return (await callWithInfo(method, params, options)).result;
     },
+    async explainAccess(params) {
+      // The server's answer: its trust gate and host decide, as they would for the real call.
+      return (await client.request('fs/explainAccess', params)) as ResultOf<'fs/explainAccess'>;
+    },
     close: () => client.close(),
   };
 }

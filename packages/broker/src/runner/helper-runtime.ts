@@ -1,6 +1,13 @@
 import { lstat, realpath } from 'node:fs/promises';
+import type { HelperRequest } from '@fs-sandbox/helper';
 import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
-import { FsError, filterHelperEnv, type HostOs, minimalReadRootCandidates } from '@fs-sandbox/policy';
+import {
+  FsError,
+  filterHelperEnv,
+  type HelperParamsOf,
+  type HostOs,
+  minimalReadRootCandidates,
+} from '@fs-sandbox/policy';
 import type { HelperRuntime } from '../backends/backend.js';
 import { ownCodePaths } from './own-code.js';
 
@@ -63,8 +70,13 @@ export async function resolveRipgrep(): Promise<string | null> {
 }
 
 /** The methods whose helper runs ripgrep: their requests carry its path (see the helper's protocol.ts). */
-export function runsRipgrep(method: string): boolean {
-  return method === 'fs/search' || method === 'fs/glob';
+const RIPGREP_METHODS: ReadonlySet<string> = new Set(['fs/search', 'fs/glob']);
+
+/** Whether a request runs ripgrep: a search or a glob, or a batch holding one. */
+export function runsRipgrep(request: HelperRequest): boolean {
+  if (request.operation !== 'fs/batch') return RIPGREP_METHODS.has(request.operation);
+  const { operations } = request.params as HelperParamsOf<'fs/batch'>;
+  return operations.some((operation) => RIPGREP_METHODS.has(operation.method));
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -207,7 +207,7 @@ export class SandboxRunner {
 
   /** Every launch binds ripgrep at its real path, so the helper is told that path. */
   private async withRipgrep(request: HelperRequest): Promise<HelperRequest> {
-    if (!runsRipgrep(request.operation)) return request;
+    if (!runsRipgrep(request)) return request;
     const { ripgrepPath } = await this.deps.runtime();
     return ripgrepPath === null ? request : { ...request, ripgrep: ripgrepPath };
   }

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { HelperRequest } from '@fs-sandbox/helper';
 import {
   descriptorOf,
+  type HelperParamsOf,
   type HostOs,
+  isHelperMethod,
   type MethodDescriptor,
   parentPath,
   type TouchedPath,
@@ -34,6 +36,14 @@ export function newTempTag(): string {
  */
 export function tempScopesOf(request: HelperRequest, os: HostOs): TempScope[] {
   const params = request.params as Record<string, unknown>;
+  // A batch's operations write where each of them would on its own, all under the batch's one tag.
+  if (request.operation === 'fs/batch') {
+    return (params as HelperParamsOf<'fs/batch'>).operations.flatMap((operation) =>
+      isHelperMethod(operation.method)
+        ? tempScopesOf({ operation: operation.method, params: operation.params } as HelperRequest, os)
+        : [],
+    );
+  }
   const descriptor = descriptorOf(request.operation);
   if (descriptor.innerPaths !== undefined) return innerTempScopes(descriptor.innerPaths, params, os);
   const written = Object.entries(descriptor.paths).find(([, access]) => access === 'write');
@@ -41,7 +51,7 @@ export function tempScopesOf(request: HelperRequest, os: HostOs): TempScope[] {
   const path = params[written[0]] as string;
   const parent = parentPath(os, path);
   const scopes: TempScope[] = parent === null ? [] : [{ path: parent, recursive: false }];
-  if (params.recursive === true) scopes.push({ path, recursive: true });
+  if (params.recursive === true || descriptor.writesTree === true) scopes.push({ path, recursive: true });
   return scopes;
 }
 

@@ -48,6 +48,7 @@ const SERVER_HANDLERS: { readonly [M in Exclude<ServerMethod, 'initialize'>]: Me
   'fs/writeBlock': writeBlock,
   'fs/close': closeHandle,
   ...PROCESS_HANDLERS,
+  'fs/explainAccess': explainAccess,
 };
 
 /**
@@ -151,6 +152,12 @@ function binaryLength(value: unknown): number {
   if (typeof value === 'string') return decodedBase64Length(value);
   if (value instanceof Uint8Array) return value.byteLength;
   return 0;
+}
+
+async function explainAccess(params: unknown, context: ServerCallContext): Promise<unknown> {
+  context.facts.paths = pathsOf('fs/explainAccess', params);
+  // Validated whole by the broker, against the method table's schema, like every call's params.
+  return await context.broker.explainAccess((params ?? {}) as ParamsIn<'fs/explainAccess'>);
 }
 
 /** The handshake's params, checked whole by the method table like every other method's. */

@@ -4,4 +4,7 @@ import type { FsBroker } from '../broker.js';
  * What the server needs of the broker: the Broker interface plus the two helper-only operations
  * behind read handles (`fs/openForRead`, `fs/readRange`). Nothing else, so tests can pass a fake.
  */
-export type ServerBroker = Pick<FsBroker, 'call' | 'callWithInfo' | 'close' | 'prepareCommand'>;
+export type ServerBroker = Pick<
+  FsBroker,
+  'call' | 'callWithInfo' | 'explainAccess' | 'close' | 'prepareCommand'
+>;

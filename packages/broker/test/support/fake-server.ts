@@ -36,6 +36,15 @@ export class FakeBroker implements ServerBroker {
     };
   }
 
+  /** Files the fake holds are writable, anything else is out of reach. */
+  async explainAccess(params: unknown): Promise<ResultOf<'fs/explainAccess'>> {
+    this.calls.push({ method: 'fs/explainAccess', params });
+    const path = (params as { path?: unknown } | null)?.path;
+    return typeof path === 'string' && this.files.has(path)
+      ? { access: 'write', reason: 'held by the fake broker' }
+      : { access: 'none', reason: 'not held by the fake broker' };
+  }
+
   call<M extends HelperMethod>(method: M, params: unknown, options?: CallOptions): Promise<ResultOf<M>> {
     return this.callWithInfo(method, params, options).then(({ result }) => result);
   }

@@ -73,8 +73,14 @@ export async function removeAt(path: string, options: RemoveOptions): Promise<vo
   }
 }
 
-/** The removed name's own rules: it must be writable, and a writable root is never removed (it is the sandbox's mount). */
-function refuseGuarded(guard: PathGuard, physical: string, name: string, os: HostOs): void {
+/** The removed (or renamed) name's own rules: it must be writable, and a writable root is never removed (it is the sandbox's mount). */
+export function refuseGuarded(
+  guard: PathGuard,
+  physical: string,
+  name: string,
+  os: HostOs,
+  verb: 'remove' | 'rename' | 'replace' = 'remove',
+): void {
   assertWritable(guard, physical, name, os);
   const root = guard.entries.find(
     (entry) => entry.reason === 'writable_root' && samePath(os, entry.path, physical),
@@ -82,7 +88,7 @@ function refuseGuarded(guard: PathGuard, physical: string, name: string, os: Hos
   if (root !== undefined) {
     throw new FsError(
       'permission_denied',
-      `cannot remove ${displayPath(name)}: it is a writable root of the sandbox; remove what is inside it instead`,
+      `cannot ${verb} ${displayPath(name)}: it is a writable root of the sandbox; ${verb} what is inside it instead`,
     );
   }
 }
@@ -155,47 +161,16 @@ async function removeTree(located: LocatedName, name: string, options: RemoveOpt
   const { os } = options;
   const root = await openDirectory(located.access, os, { noFollow: true, display: name });
   try {
-    const mounts = readMountPoints();
-    if (mounts?.has(root.physical)) {
-      throw new FsError(
-        'permission_denied',
-        `cannot remove ${displayPath(name)}: it is a mount point of the sandbox (a denied, read-only or protected path, or another writable root)`,
-      );
-    }
-    const guard = new TreeGuard(options.guard, os, root.physical, mounts);
-    const scope = (physical: string, display: string, parent: RemovalScope | null): RemovalScope => ({
-      physical,
-      display,
-      guard: guard.scope(physical, parent?.guard ?? null),
-    });
-    const walk = { os, maxEntries: LIMITS.treeMaxEntries, tooMany: tooMany(name), onLoop: 'refuse' } as const;
-    const enter = async (parent: RemovalScope, entry: TreeEntry, directory: DirectoryAnchor) => {
-      guard.check(directory.physical, entry.display, 'remove', parent.guard);
-      return scope(directory.physical, entry.display, parent);
-    };
-    const check = (parent: RemovalScope, entry: TreeEntry): void =>
-      guard.check(childPath(os, parent.physical, entry.name), entry.display, 'remove', parent.guard);
+    const survey = removalSurvey(root, name, os, options.guard);
+    await survey.walk(async () => undefined);
     await walkTree(
       root,
       name,
-      scope(root.physical, name, null),
+      survey.rootScope,
       {
-        enter,
-        async visit(parent, entry) {
-          check(parent, entry);
-        },
-        async leave() {},
-      },
-      walk,
-    );
-    await walkTree(
-      root,
-      name,
-      scope(root.physical, name, null),
-      {
-        enter,
+        enter: survey.enter,
         async visit(parent, entry, directory) {
-          check(parent, entry);
+          survey.check(parent, entry);
           await removeNonDirectory(directory.child(entry.name), entry.display, os);
         },
         async leave(context, entryName, parent) {
@@ -203,11 +178,71 @@ async function removeTree(located: LocatedName, name: string, options: RemoveOpt
           await removeEmptyDirectory(access, context.display);
         },
       },
-      walk,
+      survey.options,
     );
   } finally {
     await root.close();
   }
+}
+
+/**
+ * The checks that prove the tree at the opened directory `root` may go whole: it is not a mount
+ * point of the sandbox, and nothing in it is protected, denied, read-only or mounted. `walk` makes
+ * the survey pass, touching nothing; `inspect` sees every entry (fs/rename also learns what a copy
+ * would skip). The same `enter`/`check` are reused by the pass that acts, so entries created
+ * meanwhile are checked as they are met.
+ */
+export function removalSurvey(root: DirectoryAnchor, name: string, os: HostOs, guard: PathGuard | null) {
+  const mounts = readMountPoints();
+  if (mounts?.has(root.physical)) {
+    throw new FsError(
+      'permission_denied',
+      `cannot remove ${displayPath(name)}: it is a mount point of the sandbox (a denied, read-only or protected path, or another writable root)`,
+    );
+  }
+  const treeGuard = new TreeGuard(guard, os, root.physical, mounts);
+  const scope = (physical: string, display: string, parent: RemovalScope | null): RemovalScope => ({
+    physical,
+    display,
+    guard: treeGuard.scope(physical, parent?.guard ?? null),
+  });
+  const options = {
+    os,
+    maxEntries: LIMITS.treeMaxEntries,
+    tooMany: tooMany(name),
+    onLoop: 'refuse',
+  } as const;
+  const enter = async (parent: RemovalScope, entry: TreeEntry, directory: DirectoryAnchor) => {
+    treeGuard.check(directory.physical, entry.display, 'remove', parent.guard);
+    return scope(directory.physical, entry.display, parent);
+  };
+  const check = (parent: RemovalScope, entry: TreeEntry): void =>
+    treeGuard.check(childPath(os, parent.physical, entry.name), entry.display, 'remove', parent.guard);
+  const rootScope = scope(root.physical, name, null);
+  return {
+    rootScope,
+    enter,
+    check,
+    options,
+    walk: (inspect: (entry: TreeEntry) => Promise<void>) =>
+      walkTree(
+        root,
+        name,
+        rootScope,
+        {
+          async enter(parent, entry, directory) {
+            await inspect(entry);
+            return enter(parent, entry, directory);
+          },
+          async visit(parent, entry) {
+            check(parent, entry);
+            await inspect(entry);
+          },
+          async leave() {},
+        },
+        options,
+      ),
+  };
 }
 
 async function removeEmptyDirectory(access: string, path: string): Promise<void> {

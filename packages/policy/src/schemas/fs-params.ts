@@ -108,6 +108,35 @@ export const copyParamsSchema = z.strictObject({
   sandbox,
 });
 
+export const renameParamsSchema = z.strictObject({
+  sourcePath: requestPathSchema,
+  destinationPath: requestPathSchema,
+  overwrite: optionalFlagSchema(false),
+  sandbox,
+});
+
+/**
+ * One operation of an fs/batch: a method name and its params, checked against that method's own
+ * schema by the broker (the batch's schema cannot name the methods without importing the table).
+ * The batch's one sandbox applies to all of them, so an operation's params carry none.
+ */
+export const batchOperationSchema = z.strictObject({
+  method: z.string(),
+  params: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .transform((params) => params ?? {}),
+});
+
+export const batchParamsSchema = z.strictObject({
+  operations: z.array(batchOperationSchema).max(LIMITS.batchMaxOperations, {
+    message: `fs/batch takes at most ${LIMITS.batchMaxOperations} operations`,
+  }),
+  sandbox,
+});
+
+export const explainAccessParamsSchema = z.strictObject({ path: requestPathSchema, sandbox });
+
 /** A walk bound: absent or null is the most the server allows (LIMITS), so a caller names only what it narrows. */
 const walkBoundSchema = (most: number) => u64Schema.nullish().transform((value) => value ?? most);
 

@@ -108,6 +108,32 @@ export const globEntrySchema = z.object({
 });
 export const globResultSchema = z.object({ entries: z.array(globEntrySchema), truncated: z.boolean() });
 
+/** `copiedAcrossDevices`: the names were on two file systems, so the source was copied, then removed. */
+export const renameResultSchema = z.object({ copiedAcrossDevices: z.literal(true).optional() });
+
+/** Each operation of a batch, in order: its result (wire form, file bytes as base64) or its wire error. */
+export const batchOutcomeSchema = z.union([
+  z.object({ result: z.record(z.string(), z.unknown()) }),
+  z.object({
+    error: z.object({
+      code: z.number(),
+      message: z.string(),
+      data: z.looseObject({ errorKind: z.string() }),
+    }),
+  }),
+]);
+export const batchResultSchema = z.object({ results: z.array(batchOutcomeSchema) });
+
+export const explainAccessResultSchema = z.object({
+  access: z.enum(['read', 'write', 'none']),
+  /** In people's words: the rule that decided, and where the real location differs from the spelling. */
+  reason: z.string(),
+  /** The policy entry that decided (`file:///w/.env:deny`), absent when no entry matched. */
+  entry: z.string().optional(),
+  /** Set when writing is refused because the path is protected metadata (`.git`, `.agents`, `.codex`) or fs-sandbox's own code. */
+  protected: z.literal(true).optional(),
+});
+
 export const openResultSchema = z.object({ handleId: z.string() });
 
 export const readBlockResultSchema = z.object({ chunk: z.string(), eof: z.boolean() });

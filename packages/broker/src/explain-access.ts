@@ -1,0 +1,84 @@
+import { lstatSync } from 'node:fs';
+import {
+  type AccessExplanation,
+  explainAccess,
+  fsPathArg,
+  type HostOs,
+  joinPath,
+  nativePathOf,
+  parentPath,
+  parseParams,
+  splitNativePath,
+} from '@fs-sandbox/policy';
+import { type Route, routeFor, unsandboxedBecause } from './routing.js';
+import { realOrSelf } from './runner/path-guard.js';
+import type { SandboxRunner } from './runner/sandbox-runner.js';
+
+export interface ExplainOptions {
+  os: HostOs;
+  runner: SandboxRunner;
+  /** The broker refuses write-class methods (`trusted: false`). */
+  untrusted: boolean;
+  /** The broker refuses in-process routes (`requireSandbox`). */
+  requireSandbox: boolean;
+}
+
+/**
+ * fs/explainAccess: what the broker would let a request do with `path` under `sandbox`, and why,
+ * answered without a helper. The sandbox is prepared as for a real request (so the guard is the
+ * one the helper would get) and the path is resolved on the host as the physical pre-check does.
+ * The broker's own gates come first: they refuse before any policy is consulted.
+ */
+export async function explainPathAccess(raw: unknown, options: ExplainOptions): Promise<AccessExplanation> {
+  const { os } = options;
+  const parsed = parseParams('fs/explainAccess', raw);
+  const path = nativePathOf(parsed.path, os);
+  const route: Route = routeFor(parsed.sandbox, os);
+  const explanation =
+    route.kind === 'in-process'
+      ? inProcess(route, options)
+      : explainAccess(route.context.profile, path, os, {
+          guard: (await options.runner.prepare(route.context)).guard,
+          resolved: realOrSelf(path, os),
+          writeTarget: writeTargetOf(path, os),
+          isSymlink: isSymlink(path),
+        });
+  if (options.untrusted && explanation.access === 'write') {
+    return {
+      ...explanation,
+      access: 'read',
+      reason: 'this broker runs for an untrusted workspace and refuses every write (untrusted_workspace)',
+    };
+  }
+  return explanation;
+}
+
+function inProcess(
+  route: Extract<Route, { kind: 'in-process' }>,
+  options: ExplainOptions,
+): AccessExplanation {
+  if (options.requireSandbox) {
+    return {
+      access: 'none',
+      reason: `this broker requires a sandbox, and the request ${unsandboxedBecause(route.reason)}`,
+    };
+  }
+  return {
+    access: 'write',
+    reason: `nothing restricts it: the request ${unsandboxedBecause(route.reason)}, so it runs without a sandbox`,
+  };
+}
+
+function writeTargetOf(path: string, os: HostOs): string {
+  const parent = parentPath(os, path);
+  const name = splitNativePath(os, path)?.segments.at(-1);
+  return parent === null || name === undefined ? path : joinPath(os, realOrSelf(parent, os), name);
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(fsPathArg(path)).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}

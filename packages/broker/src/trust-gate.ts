@@ -1,0 +1,31 @@
+import {
+  FsError,
+  type HelperMethod,
+  type HelperParamsOf,
+  isHelperMethod,
+  isWriteClassMethod,
+} from '@fs-sandbox/policy';
+import type { ParsedRequest } from './parsed-request.js';
+
+/**
+ * The trust gate of an untrusted workspace (`trusted: false`, `serve --untrusted`): every method
+ * that creates, replaces or removes a path (the method table's access for its paths) is refused
+ * before any helper runs, and so is a batch holding one. Reads are unaffected.
+ */
+export function assertTrusted(request: ParsedRequest): void {
+  const writing = writeClassOf(request);
+  if (writing === null) return;
+  throw new FsError(
+    'untrusted_workspace',
+    `refused: ${writing} changes files, and this broker runs for an untrusted workspace (only reads are allowed until it is trusted)`,
+  );
+}
+
+function writeClassOf(request: ParsedRequest): HelperMethod | null {
+  if (request.method !== 'fs/batch') return isWriteClassMethod(request.method) ? request.method : null;
+  const { operations } = request.helper.params as HelperParamsOf<'fs/batch'>;
+  const writing = operations.find(
+    (operation) => isHelperMethod(operation.method) && isWriteClassMethod(operation.method),
+  );
+  return writing === undefined ? null : (writing.method as HelperMethod);
+}

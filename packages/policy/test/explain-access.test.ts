@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import type { PathGuard } from '../src/path-guard.js';
+import { explainAccess, type PhysicalFacts } from '../src/permissions/explain-access.js';
+import { pathEntry, restricted, special } from './support/contexts.js';
+
+const guard: PathGuard = {
+  entries: [
+    { path: '/w', reason: 'writable_root', rule: 'writable root' },
+    { path: '/w/.git', reason: 'protected', rule: 'protected metadata path .git' },
+    { path: '/w/node_modules/fs-sandbox', reason: 'own_code', rule: "part of fs-sandbox's own installation" },
+    { path: '/w/.env', reason: 'denied', rule: 'denied by entry file:///w/.env:deny' },
+  ],
+  denyGlobs: [],
+  deniedIdentities: [],
+};
+
+const profile = restricted(
+  special('root', 'read'),
+  pathEntry('file:///w', 'write'),
+  pathEntry('file:///w/.env', 'deny'),
+  pathEntry('file:///w/ro', 'read'),
+);
+
+/** Facts of a path that is what it says (no symlink anywhere). */
+function plain(path: string): PhysicalFacts {
+  return { guard, resolved: path, writeTarget: path, isSymlink: false };
+}
+
+describe('explainAccess', () => {
+  it('names the entry that decides a writable, a read-only and a denied path', () => {
+    expect(explainAccess(profile, '/w/src/a.ts', 'linux', plain('/w/src/a.ts'))).toMatchObject({
+      access: 'write',
+      entry: 'file:///w:write',
+    });
+    expect(explainAccess(profile, '/w/ro/x', 'linux', plain('/w/ro/x'))).toEqual({
+      access: 'read',
+      reason: 'outside writable roots',
+      entry: 'file:///w/ro:read',
+    });
+    expect(explainAccess(profile, '/w/.env', 'linux', plain('/w/.env'))).toEqual({
+      access: 'none',
+      reason: 'denied by entry file:///w/.env:deny',
+      entry: 'file:///w/.env:deny',
+    });
+  });
+
+  it('marks protected metadata and fs-sandbox’s own code as protected, readable only', () => {
+    expect(explainAccess(profile, '/w/.git/config', 'linux', plain('/w/.git/config'))).toEqual({
+      access: 'read',
+      reason: 'protected metadata path .git',
+      entry: 'file:///w:write',
+      protected: true,
+    });
+    const own = explainAccess(
+      profile,
+      '/w/node_modules/fs-sandbox/x.js',
+      'linux',
+      plain('/w/node_modules/fs-sandbox/x.js'),
+    );
+    expect(own).toMatchObject({ access: 'read', protected: true });
+    expect(own.reason).toContain('own installation');
+  });
+
+  it('judges a path by where it really leads: a link to a denied file, a link leaf, a parent link into .git', () => {
+    const toSecret = { guard, resolved: '/w/.env', writeTarget: '/w/alias', isSymlink: true };
+    expect(explainAccess(profile, '/w/alias', 'linux', toSecret)).toMatchObject({ access: 'none' });
+    expect(explainAccess(profile, '/w/alias', 'linux', toSecret).reason).toContain('(it is /w/.env)');
+    const link = { guard, resolved: '/w/target', writeTarget: '/w/link', isSymlink: true };
+    expect(explainAccess(profile, '/w/link', 'linux', link)).toMatchObject({ access: 'read' });
+    const viaParent = { guard, resolved: '/w/.git/HEAD', writeTarget: '/w/.git/HEAD', isSymlink: false };
+    expect(explainAccess(profile, '/w/g/HEAD', 'linux', viaParent)).toMatchObject({
+      access: 'read',
+      protected: true,
+    });
+    const outside = { guard, resolved: '/secret/x', writeTarget: '/secret/x', isSymlink: true };
+    const readOnlyRoot = restricted(pathEntry('file:///w', 'write'));
+    expect(explainAccess(readOnlyRoot, '/w/out', 'linux', outside)).toMatchObject({
+      access: 'none',
+      reason: 'outside readable roots (it is /secret/x)',
+    });
+  });
+
+  it('gives no access outside every root, with no deciding entry', () => {
+    const narrow = restricted(pathEntry('file:///w', 'write'));
+    expect(explainAccess(narrow, '/etc/passwd', 'linux', plain('/etc/passwd'))).toEqual({
+      access: 'none',
+      reason: 'outside readable roots',
+    });
+  });
+});
