@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { decodedBase64Length } from './base64.js';
-import { FsError } from './error-kinds.js';
 import type { TouchedPath } from './helper-params.js';
 import type { HostOs } from './host-os.js';
 import type { PatchPolicyScope } from './patch/assess-patch.js';
