@@ -50,7 +50,7 @@ await Promise.all([
   }),
   build({
     ...common,
-    entryPoints: { index: 'src/index.ts', remote: 'src/remote/index.ts' },
+    entryPoints: { index: 'src/index.ts', remote: 'src/remote/index.ts', acp: 'src/acp/index.ts' },
     outdir: 'dist',
     packages: 'external',
   }),
