@@ -6,6 +6,7 @@ import {
   METHODS,
   type ParamsIn,
   type ResultOf,
+  type TreeProgress,
 } from '@fs-sandbox/policy';
 
 export interface CallOptions {
@@ -13,6 +14,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Past this the helper is killed the same way and the call rejects with `timeout`. */
   timeoutMs?: number;
+  /**
+   * Told how far a long tree operation (a recursive fs/copy or fs/remove, a move across file
+   * systems) got: entries `checked` before it starts, then entries `done`, a few times a second.
+   */
+  onProgress?: (progress: TreeProgress) => void;
 }
 
 /** Outcome metadata the server's audit log records for each call. */

@@ -135,11 +135,15 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
   });
   let closed = false;
 
-  async function runInProcess(request: HelperRequest): Promise<HelperReply> {
-    if (!runsRipgrep(request)) return runRequest(request);
+  async function runInProcess(
+    request: HelperRequest,
+    onProgress: CallOptions['onProgress'],
+  ): Promise<HelperReply> {
+    const runOptions = onProgress ? { onProgress } : {};
+    if (!runsRipgrep(request)) return runRequest(request, runOptions);
     inProcessRipgrep ??= resolveRipgrep();
     const ripgrep = await inProcessRipgrep;
-    return runRequest(ripgrep === null ? request : { ...request, ripgrep });
+    return runRequest(ripgrep === null ? request : { ...request, ripgrep }, runOptions);
   }
 
   async function callWithInfo<M extends HelperMethod>(
@@ -168,7 +172,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       const { reply, info } = await runRouted(request.helper, request.route, {
         inProcess: async () => {
           const helperRequest = toRun();
-          return helperRequest === null ? null : runInProcess(helperRequest);
+          return helperRequest === null ? null : runInProcess(helperRequest, callOptions.onProgress);
         },
         sandboxed: async (_request, context) => {
           if (precheck) prechecked((paths) => precheckRequest(paths, context.profile, os));
@@ -179,6 +183,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
           return runner.run(helperRequest, prepared, {
             signal: callOptions.signal,
             timeoutMs: callOptions.timeoutMs ?? options.timeoutMs,
+            ...(callOptions.onProgress ? { onProgress: callOptions.onProgress } : {}),
           });
         },
       });

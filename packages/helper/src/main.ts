@@ -1,4 +1,4 @@
-import { LIMITS, TEMP_TAG, toWireError } from '@fs-sandbox/policy/core';
+import { LIMITS, progressLine, TEMP_TAG, toWireError } from '@fs-sandbox/policy/core';
 import { encodeReply } from './framing.js';
 import { checkMountPoints } from './freshness.js';
 import { useSynchronousCalls } from './fs-async.js';
@@ -8,6 +8,7 @@ import type { HelperReply } from './protocol.js';
 import { runRequest } from './run-request.js';
 import { readRequest, writeAll } from './stdio.js';
 import { tagTemporaryNames } from './temp-name.js';
+import type { ProgressSink } from './tree-progress-counter.js';
 import { rehearse } from './warm-up.js';
 
 /**
@@ -18,6 +19,9 @@ import { rehearse } from './warm-up.js';
 
 const STDIN = 0;
 const STDOUT = 1;
+const STDERR = 2;
+/** At most one progress line this often: the broker only shows it, and each one is a write(2). */
+const PROGRESS_INTERVAL_MS = 200;
 
 function fail(error: unknown): void {
   const message = error instanceof Error ? error.message : String(error);
@@ -33,7 +37,18 @@ async function answer(request: Record<string, unknown>, expectedMounts: string[]
   } catch (error) {
     return { status: 'error', payload: toWireError(error) };
   }
-  return runRequest(request);
+  return runRequest(request, request.progress === true ? { onProgress: stderrProgress() } : {});
+}
+
+/** Progress of a long tree operation as lines on stderr, which the broker reads while it waits. */
+function stderrProgress(): ProgressSink {
+  let last = 0;
+  return (progress) => {
+    const now = Date.now();
+    if (progress.phase !== 'total' && now - last < PROGRESS_INTERVAL_MS) return;
+    last = now;
+    writeAll(STDERR, [Buffer.from(progressLine(progress))]);
+  };
 }
 
 async function main(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { HelperMethod, HelperParamsOf, HelperResultOf } from '@fs-sandbox/policy';
 import type { HostOs, PathGuard } from '@fs-sandbox/policy/core';
 import type { ReplyBinary } from './protocol.js';
+import type { ProgressSink } from './tree-progress-counter.js';
 
 /** What every operation knows about the run besides its params. */
 export interface OperationContext {
@@ -18,6 +19,8 @@ export interface OperationContext {
   guard: PathGuard | null;
   /** The ripgrep executable (absolute path) from the request, or null when the broker sent none. */
   ripgrep: string | null;
+  /** Where a long tree operation reports its progress (null: nobody asked). */
+  progress: ProgressSink | null;
 }
 
 export interface OperationOutcome<M extends HelperMethod> {

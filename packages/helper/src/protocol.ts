@@ -37,6 +37,8 @@ export interface HelperRequest<M extends HelperMethod = HelperMethod> {
    * exact file into every sandbox at the same path). Absent: those methods are unavailable.
    */
   ripgrep?: string;
+  /** Report the progress of a long tree operation on stderr (policy tree-progress.ts). */
+  progress?: boolean;
 }
 
 /** Reply fields that carry file bytes: `dataBase64` of fs/readFile, `chunk` of fs/readRange. */

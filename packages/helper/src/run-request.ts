@@ -29,6 +29,7 @@ import { writeRangeOperation } from './ops/write-range.js';
 import { fromOsError } from './os-error.js';
 import { isPlainObject } from './params.js';
 import type { HelperReply } from './protocol.js';
+import type { ProgressSink } from './tree-progress-counter.js';
 
 /** One operation module per helper method of the method table; the type makes a missing one a compile error. */
 const OPERATIONS: { readonly [M in HelperMethod]: Operation<M> } = {
@@ -66,6 +67,8 @@ export interface RunOptions {
   sandboxed?: boolean;
   /** Host rules for paths; defaults to this machine. */
   os?: HostOs;
+  /** Where long tree operations report their progress (the helper program: its stderr). */
+  onProgress?: ProgressSink;
 }
 
 /**
@@ -87,6 +90,7 @@ export async function runRequest(request: unknown, options: RunOptions = {}): Pr
       sandboxed,
       guard: envelope.guard,
       ripgrep: envelope.ripgrep,
+      progress: options.onProgress ?? null,
     });
   } catch (error) {
     return errorReply(error);

@@ -14,3 +14,4 @@ export * from './path-uri.js';
 export * from './request-bounds.js';
 export * from './temp-tag.js';
 export * from './text-bounds.js';
+export * from './tree-progress.js';

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { CliDeps } from './cli-io.js';
 import { addJsonOption, writeResultJson } from './json-output.js';
 import { runShortcut, type ShortcutFlags, shortcutCommand } from './shortcut.js';
+import { withTreeProgress } from './tree-progress-display.js';
 
 /** `fs-sandbox cp [-r] SOURCE DESTINATION`. */
 export function registerCpCommand(program: Command, deps: CliDeps): void {
@@ -19,7 +20,9 @@ export function registerCpCommand(program: Command, deps: CliDeps): void {
             recursive: flags.recursive === true,
             sandbox,
           };
-          const result = await broker.call('fs/copy', params, { timeoutMs });
+          const result = await withTreeProgress(deps.io.stderr, 'copying', (onProgress) =>
+            broker.call('fs/copy', params, { timeoutMs, ...onProgress }),
+          );
           if (flags.json) writeResultJson(deps.io.stdout, result);
         }),
     );

@@ -3,6 +3,7 @@ import type { CliDeps } from './cli-io.js';
 import { addJsonOption, writeResultJson } from './json-output.js';
 import { runShortcut, type ShortcutFlags, shortcutCommand } from './shortcut.js';
 import { escapeForTerminal } from './terminal-text.js';
+import { withTreeProgress } from './tree-progress-display.js';
 
 /** `fs-sandbox mv [--force] SOURCE DESTINATION`: like mv(1), but an existing destination is kept unless --force. */
 export function registerMvCommand(program: Command, deps: CliDeps): void {
@@ -20,7 +21,9 @@ export function registerMvCommand(program: Command, deps: CliDeps): void {
             overwrite: flags.force === true,
             sandbox,
           };
-          const result = await broker.call('fs/rename', params, { timeoutMs });
+          const result = await withTreeProgress(deps.io.stderr, 'moving', (onProgress) =>
+            broker.call('fs/rename', params, { timeoutMs, ...onProgress }),
+          );
           if (flags.json) writeResultJson(deps.io.stdout, result);
           else if (result.copiedAcrossDevices) {
             deps.io.stderr.write(

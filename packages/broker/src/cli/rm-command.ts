@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { CliDeps } from './cli-io.js';
 import { addJsonOption, writeResultJson } from './json-output.js';
 import { runShortcut, type ShortcutFlags, shortcutCommand } from './shortcut.js';
+import { withTreeProgress } from './tree-progress-display.js';
 
 /** `fs-sandbox rm [-r] [-f] PATH`: like rm(1), recursion and force are opt-in for people. */
 export function registerRmCommand(program: Command, deps: CliDeps): void {
@@ -18,7 +19,9 @@ export function registerRmCommand(program: Command, deps: CliDeps): void {
           force: flags.force === true,
           sandbox,
         };
-        const result = await broker.call('fs/remove', params, { timeoutMs });
+        const result = await withTreeProgress(deps.io.stderr, 'removing', (onProgress) =>
+          broker.call('fs/remove', params, { timeoutMs, ...onProgress }),
+        );
         if (flags.json) writeResultJson(deps.io.stdout, result);
       }),
     );

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
-import { FsError, LIMITS } from '@fs-sandbox/policy/core';
+import { FsError, LIMITS, parseProgressLine, type TreeProgress } from '@fs-sandbox/policy/core';
 import type { LaunchSpec } from '../backends/backend.js';
 import { launchCommand } from '../backends/launch-command.js';
 import { launchFailure } from './launch-failure.js';
@@ -13,6 +13,8 @@ export interface RunHelperOptions {
   timeoutMs?: number;
   /** Largest accepted stdout; defaults to LIMITS.helperMaxReplyBytes. */
   maxReplyBytes?: number;
+  /** Told what a long tree operation reports of its progress (the request must ask for it). */
+  onProgress?: (progress: TreeProgress) => void;
 }
 
 /**
@@ -26,7 +28,7 @@ export interface RunHelperOptions {
  */
 export class HelperProcess {
   private readonly child: ChildProcess;
-  private readonly stderr = new StderrExcerpt(LIMITS.helperMaxStderrBytes);
+  private readonly stderr = new HelperStderr(LIMITS.helperMaxStderrBytes);
   private reader: ReplyReader | null = null;
   private spawnError: Error | null = null;
   /** Set when the broker decides the run failed; the call rejects with this once the process is gone. */
@@ -125,6 +127,7 @@ export class HelperProcess {
     }
     const reader = new ReplyReader(options.maxReplyBytes ?? LIMITS.helperMaxReplyBytes);
     this.reader = reader;
+    if (options.onProgress) this.stderr.onProgress = options.onProgress;
     const timeoutMs = options.timeoutMs ?? LIMITS.helperTimeoutMs;
     return new Promise<HelperReply>((resolve, reject) => {
       let settled = false;
@@ -204,14 +207,46 @@ export function cancelled(): FsError {
   return new FsError('internal_error', 'operation cancelled; the helper process tree was killed');
 }
 
-/** The first bytes of stderr (where the cause is), for error messages; the rest is drained and dropped. */
-class StderrExcerpt {
+/** Longest stderr line looked at as a progress line; anything longer is plain output. */
+const MAX_PROGRESS_LINE = 64;
+
+/**
+ * The helper's stderr: progress lines (policy tree-progress.ts) go to the listener, the rest is
+ * output whose first bytes (where the cause is) are kept for error messages, and the rest drained
+ * and dropped. Only whole short lines can be progress, so a crash's output is never lost to it.
+ */
+class HelperStderr {
+  onProgress: ((progress: TreeProgress) => void) | null = null;
   private readonly chunks: Uint8Array[] = [];
   private size = 0;
+  private partial = '';
 
   constructor(private readonly maxBytes: number) {}
 
   push(chunk: Buffer): void {
+    let text = this.partial + chunk.toString('latin1');
+    this.partial = '';
+    let newline = text.indexOf('\n');
+    while (newline !== -1 && newline <= MAX_PROGRESS_LINE) {
+      const progress = parseProgressLine(text.slice(0, newline));
+      if (progress === null) break;
+      this.onProgress?.(progress);
+      text = text.slice(newline + 1);
+      newline = text.indexOf('\n');
+    }
+    if (
+      newline === -1 &&
+      text.length <= MAX_PROGRESS_LINE &&
+      text.startsWith('fs-sandbox:'.slice(0, text.length))
+    ) {
+      // Perhaps the start of a progress line cut by the pipe: decided when the rest arrives.
+      this.partial = text;
+      return;
+    }
+    this.keep(Buffer.from(text, 'latin1'));
+  }
+
+  private keep(chunk: Buffer): void {
     const room = this.maxBytes - this.size;
     if (room <= 0) return;
     const kept = chunk.subarray(0, room);
@@ -220,6 +255,6 @@ class StderrExcerpt {
   }
 
   text(): string {
-    return Buffer.concat(this.chunks, this.size).toString('utf8');
+    return Buffer.concat(this.chunks, this.size).toString('utf8') + this.partial;
   }
 }

@@ -187,7 +187,11 @@ export class SandboxRunner {
     const tempTag = scopes.length === 0 ? undefined : newTempTag();
     try {
       const withRipgrep = await this.withRipgrep(request);
-      const tagged = tempTag === undefined ? withRipgrep : { ...withRipgrep, tempTag };
+      const tagged = {
+        ...withRipgrep,
+        ...(tempTag === undefined ? {} : { tempTag }),
+        ...(options.onProgress ? { progress: true } : {}),
+      };
       return {
         reply: await this.deps.launcher(launch, { ...tagged, guard }, options),
         backend: launch.backend,

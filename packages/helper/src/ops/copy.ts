@@ -35,6 +35,7 @@ import { fromOsError, hasErrno } from '../os-error.js';
 import { pathParam, requiredBoolean } from '../params.js';
 import { TEMP_NAME_ATTEMPTS, tempSiblingName } from '../temp-name.js';
 import { type GuardScope, TreeGuard } from '../tree-guard.js';
+import { type ProgressSink, progressCounter } from '../tree-progress-counter.js';
 import { type TreeEntry, walkTree } from '../tree-walk.js';
 import { type WriteTarget, withWriteTarget } from '../write-target.js';
 
@@ -43,6 +44,8 @@ export interface CopyOptions {
   recursive: boolean;
   sandboxed: boolean;
   guard: PathGuard | null;
+  /** Told of each entry a tree copy checks, then copies. */
+  progress?: ProgressSink | null;
 }
 
 const CHUNK_BYTES = 1024 * 1024;
@@ -316,15 +319,18 @@ async function copyTree(source: string, destination: string, options: CopyOption
     };
     const walk = { os, maxEntries: LIMITS.treeMaxEntries, tooMany: tooMany(source), onLoop: 'skip' } as const;
     const planned = new ByteBudget(source);
+    const checked = progressCounter(options.progress, 'checked');
     await walkTree(
       sourceRoot,
       source,
       landing(located.physical, destination, null, null),
       {
         async enter(parent, entry) {
+          checked();
           return landing(check(parent, entry), childPath(os, parent.display, entry.name), null, parent);
         },
         async visit(parent, entry) {
+          checked();
           if (!copiable(entry.stats)) return;
           check(parent, entry);
           assertNotDeniedIdentity(options.guard, entry.stats, displayPath(entry.display));
@@ -335,10 +341,12 @@ async function copyTree(source: string, destination: string, options: CopyOption
       walk,
     );
 
+    checked.total();
     const copyRoot = await makeDirectory(located.access, destination, os);
     open.add(copyRoot);
     const copyIdentity = await copyRoot.identity();
     const budget = new ByteBudget(source);
+    const copied = progressCounter(options.progress, 'done');
     await walkTree(
       sourceRoot,
       source,
@@ -355,9 +363,11 @@ async function copyTree(source: string, destination: string, options: CopyOption
             physical,
           );
           open.add(directory);
+          copied();
           return landing(physical, display, directory, parent);
         },
         async visit(parent, entry, from) {
+          copied();
           if (!copiable(entry.stats)) return;
           check(parent, entry);
           const target: WriteTarget = {
@@ -396,6 +406,7 @@ export const copyOperation: Operation<'fs/copy'> = {
       recursive,
       sandboxed: context.sandboxed,
       guard: context.guard,
+      progress: context.progress,
     });
     return { response: {} };
   },

@@ -19,6 +19,7 @@ import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { pathParam, requiredBoolean } from '../params.js';
 import { type GuardScope, TreeGuard } from '../tree-guard.js';
+import { type ProgressSink, progressCounter } from '../tree-progress-counter.js';
 import { type TreeEntry, walkTree } from '../tree-walk.js';
 
 export interface RemoveOptions {
@@ -28,6 +29,8 @@ export interface RemoveOptions {
   /** Runs inside the platform sandbox, whose view of the filesystem is narrower than the host's. */
   sandboxed: boolean;
   guard: PathGuard | null;
+  /** Told of each entry a tree removal checks, then removes. */
+  progress?: ProgressSink | null;
 }
 
 /**
@@ -162,16 +165,23 @@ async function removeTree(located: LocatedName, name: string, options: RemoveOpt
   const root = await openDirectory(located.access, os, { noFollow: true, display: name });
   try {
     const survey = removalSurvey(root, name, os, options.guard);
-    await survey.walk(async () => undefined);
+    const checked = progressCounter(options.progress, 'checked');
+    await survey.walk(async () => checked());
+    checked.total();
+    const removed = progressCounter(options.progress, 'done');
     await walkTree(
       root,
       name,
       survey.rootScope,
       {
-        enter: survey.enter,
+        async enter(parent, entry, directory) {
+          removed();
+          return survey.enter(parent, entry, directory);
+        },
         async visit(parent, entry, directory) {
           survey.check(parent, entry);
           await removeNonDirectory(directory.child(entry.name), entry.display, os);
+          removed();
         },
         async leave(context, entryName, parent) {
           const access = parent === null || entryName === null ? located.access : parent.child(entryName);
@@ -273,6 +283,7 @@ export const removeOperation: Operation<'fs/remove'> = {
       force,
       sandboxed: context.sandboxed,
       guard: context.guard,
+      progress: context.progress,
     });
     return { response: {} };
   },

@@ -17,6 +17,7 @@ import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { pathParam, requiredBoolean } from '../params.js';
 import { TreeGuard } from '../tree-guard.js';
+import type { ProgressSink } from '../tree-progress-counter.js';
 import { lstatOrNull } from '../write-target.js';
 import { copyAt } from './copy.js';
 import { refuseGuarded, removalSurvey, removeAt } from './remove.js';
@@ -26,6 +27,8 @@ export interface RenameOptions {
   overwrite: boolean;
   sandboxed: boolean;
   guard: PathGuard | null;
+  /** Told of each entry a move across file systems copies and removes. */
+  progress?: ProgressSink | null;
 }
 
 export interface RenameOutcome {
@@ -246,6 +249,7 @@ export const renameOperation: Operation<'fs/rename'> = {
       overwrite,
       sandboxed: context.sandboxed,
       guard: context.guard,
+      progress: context.progress,
     });
     return { response: outcome.copiedAcrossDevices ? { copiedAcrossDevices: true } : {} };
   },
