@@ -22,6 +22,7 @@ import { WarmPool } from './pool/warm-pool.js';
 import { precheckPhysical, precheckRequest } from './precheck.js';
 import { assertSandboxed, routeFor, runRouted } from './routing.js';
 import { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
+import type { HelperRuntimeChoice } from './runner/runtime-choice.js';
 import { type PreparedSandbox, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
 
@@ -54,6 +55,12 @@ export interface BrokerOptions {
   backendFor?: (context: SandboxedContext) => SandboxBackend;
   /** Overrides the helper bundle location (default: the built bundle of @fs-sandbox/helper). */
   helperBundle?: string;
+  /**
+   * The runtime that executes the helper: `auto` (Bun when its package is installed for this
+   * platform and passes a self-check, else node), `bun` or `node`. Default: FS_SANDBOX_HELPER_RUNTIME
+   * from `env`, else `auto`.
+   */
+  helperRuntime?: HelperRuntimeChoice;
 }
 
 /**
@@ -90,7 +97,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       ((context) => selectBackend({ os, env, windowsSandboxLevel: context.windowsSandboxLevel })),
     runtime: () => {
       // Resolved once per broker; a failure (bundle not built yet) is not cached.
-      runtime ??= resolveHelperRuntime(os, env, options.helperBundle).catch((error: unknown) => {
+      runtime ??= resolveHelperRuntime(os, env, options.helperBundle, options.helperRuntime).catch((error: unknown) => {
         runtime = null;
         throw error;
       });

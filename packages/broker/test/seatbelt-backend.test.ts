@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { HelperRuntime } from '../src/backends/backend.js';
 import { createSeatbeltBackend } from '../src/backends/macos/seatbelt-backend.js';
 
 const hasSandboxExec = existsSync('/usr/bin/sandbox-exec');
@@ -25,7 +26,7 @@ describe('Seatbelt backend', () => {
       };
       await expect(
         createSeatbeltBackend().prepare(plan, {
-          nodePath: process.execPath,
+          executable: { kind: 'node', path: process.execPath },
           helperBundle: '/x/helper.cjs',
           env: {},
         }),
@@ -46,7 +47,7 @@ describe('Seatbelt backend', () => {
       denyGlobs: [],
       cwd: null,
     };
-    const runtime = { nodePath: '/usr/local/bin/node', helperBundle: '/x/helper.cjs', env: {} };
+    const runtime: HelperRuntime = { executable: { kind: 'node', path: '/usr/local/bin/node' }, helperBundle: '/x/helper.cjs', env: {} };
     const asSpelled = { realpath: async (path: string) => path, profileSpelling: (path: string) => path };
     const launch = await createSeatbeltBackend({
       checkSandboxExec: async () => {},

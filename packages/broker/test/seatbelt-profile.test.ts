@@ -11,13 +11,13 @@ import {
 } from '../src/backends/macos/seatbelt-profile.js';
 
 const RUNTIME: HelperRuntime = {
-  nodePath: '/opt/homebrew/Cellar/node/20.11.0/bin/node',
+  executable: { kind: 'node', path: '/opt/homebrew/Cellar/node/20.11.0/bin/node' },
   helperBundle: '/Users/dev/fs-sandbox/packages/helper/dist/helper.cjs',
   env: { PATH: '/usr/bin:/bin', TMPDIR: '/var/folders/xy/abc/T/' },
 };
 
 const MINIMAL = ['/System/Library', '/usr/lib', '/usr/share'];
-const HELPER_FILES = [RUNTIME.nodePath, RUNTIME.helperBundle];
+const HELPER_FILES = [RUNTIME.executable.path, RUNTIME.helperBundle];
 const WORK = '/Users/dev/work';
 const PROTECTED = ['.git', '.agents', '.codex'];
 
@@ -141,7 +141,7 @@ describe('Seatbelt profile structure', () => {
     expect(launch.sandboxArgs.slice(2 + params.length * 2)).toEqual(['--']);
     expect(launchCommand(launch).args.slice(2 + params.length * 2)).toEqual([
       '--',
-      RUNTIME.nodePath,
+      RUNTIME.executable.path,
       '--openssl-config=/dev/null',
       RUNTIME.helperBundle,
     ]);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import type { BrokerOptions } from '../broker.js';
+import { HELPER_RUNTIME_CHOICES, type HelperRuntimeChoice } from '../runner/runtime-choice.js';
 import type { CliIo } from './cli-io.js';
 
 export interface BrokerFlags {
@@ -9,6 +10,7 @@ export interface BrokerFlags {
   precheck: boolean;
   /** Only on the commands that take a caller's params as they are (call, serve). */
   requireSandbox?: boolean;
+  helperRuntime?: HelperRuntimeChoice;
 }
 
 function positiveInteger(text: string): number {
@@ -22,6 +24,12 @@ function positiveInteger(text: string): number {
 export function addBrokerOptions(command: Command): Command {
   return command
     .option('--timeout <ms>', 'helper run time before its process tree is killed', positiveInteger)
+    .addOption(
+      new Option(
+        '--helper-runtime <runtime>',
+        'runtime that executes the helper (default: FS_SANDBOX_HELPER_RUNTIME, else auto: Bun when installed and working, else node)',
+      ).choices([...HELPER_RUNTIME_CHOICES]),
+    )
     .option(
       '--no-precheck',
       'skip the early policy check (for testing: the kernel sandbox still enforces; errors are less clear)',
@@ -47,6 +55,7 @@ export function brokerOptionsFrom(flags: BrokerFlags, io: CliIo): BrokerOptions 
     precheck: flags.precheck,
     timeoutMs: flags.timeout,
     requireSandbox: flags.requireSandbox === true,
+    helperRuntime: flags.helperRuntime,
     pool: false,
   };
 }

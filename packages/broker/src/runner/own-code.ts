@@ -13,9 +13,9 @@ import { fileURLToPath } from 'node:url';
  * whose writable roots contain them, and the helper's guard refuses writes there as protected.
  * Real paths (symlinks resolved), computed once per broker.
  */
-export function ownCodePaths(helperBundle: string, nodePath: string): string[] {
+export function ownCodePaths(helperBundle: string, runtimePath: string): string[] {
   const brokerRoot = packageRootOf(fileURLToPath(import.meta.url), null);
-  const paths = new Set<string>([nodePath, helperBundle]);
+  const paths = new Set<string>([runtimePath, helperBundle]);
   if (brokerRoot === null) return [...paths];
   const roots = [brokerRoot];
   const helperRoot = packageRootOf(helperBundle, '@fs-sandbox/helper');

@@ -94,7 +94,7 @@ export class SandboxRunner {
   private planFor(context: SandboxedContext, runtime: ResolvedHelperRuntime): SandboxPlan {
     const key = JSON.stringify([
       context,
-      runtime.nodePath,
+      runtime.executable.path,
       runtime.helperBundle,
       runtime.minimalRootsPresent,
     ]);
@@ -102,7 +102,7 @@ export class SandboxRunner {
     if (known !== undefined) return known;
     const profile = widenForHelperRuntime(context.profile, {
       os: this.deps.os,
-      helperFiles: [runtime.nodePath, runtime.helperBundle],
+      helperFiles: [runtime.executable.path, runtime.helperBundle],
       minimalRootsPresent: runtime.minimalRootsPresent,
     });
     const plan = buildSandboxPlan({ ...context, profile }, this.deps.os);

@@ -195,7 +195,7 @@ class BwrapArgv {
   private readonly runtimeFiles: ReadonlySet<string>;
 
   constructor(runtime: HelperRuntime) {
-    this.runtimeFiles = new Set([runtime.nodePath, runtime.helperBundle]);
+    this.runtimeFiles = new Set([runtime.executable.path, runtime.helperBundle]);
   }
 
   /** The host path mounted at the same path. */
@@ -306,7 +306,7 @@ function planMounts(plan: SandboxPlan, runtime: HelperRuntime, denyGlobMatches: 
   if (!isRootReadable(plan)) for (const path of plan.readableRoots) candidates.push({ path, kind: 'read' });
   // The exact runtime files, always re-bound read-only: if one lies inside a writable root, the
   // helper must not be able to rewrite the program the next helper runs.
-  candidates.push({ path: runtime.nodePath, kind: 'read' }, { path: runtime.helperBundle, kind: 'read' });
+  candidates.push({ path: runtime.executable.path, kind: 'read' }, { path: runtime.helperBundle, kind: 'read' });
   for (const writable of plan.writableRoots) {
     candidates.push({ path: writable.root, kind: 'write' });
     for (const path of writable.readOnlySubpaths) candidates.push({ path, kind: 'read' });
@@ -383,7 +383,7 @@ function refuseRewritableSymlink(
 
 /** The helper's own files under a denied path: running it would weaken that deny, so refuse loudly. */
 function refuseRuntimeInsideDeny(plan: SandboxPlan, runtime: HelperRuntime): void {
-  for (const file of [runtime.nodePath, runtime.helperBundle]) {
+  for (const file of [runtime.executable.path, runtime.helperBundle]) {
     const denied = plan.deniedPaths.find((path) => pathStartsWith('linux', file, path));
     if (denied !== undefined) {
       throw new FsError(
