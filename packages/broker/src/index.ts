@@ -33,4 +33,5 @@ export type { PoolOptions } from './pool/pool-options.js';
 export type { PoolStats } from './pool/pool-stats.js';
 export { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
 export { HELPER_RUNTIME_CHOICES, type HelperRuntimeChoice } from './runner/runtime-choice.js';
+export { runtimeFlags } from './backends/runtime-flags.js';
 export { type HelperLauncher, type RunHelperOptions, runHelper } from './runner/spawn-helper.js';

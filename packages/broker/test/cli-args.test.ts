@@ -433,6 +433,7 @@ describe('explain output', () => {
         '  not access   no denied paths',
         '  network      none (the helper runs in its own empty network namespace)',
         '  environment  none',
+        '  runtime      node /usr/bin/node',
         '',
         EXPLAIN_SEPARATOR,
         '# backend: bwrap (linux)',
@@ -483,6 +484,7 @@ describe('explain output', () => {
       '  network      none (the helper runs in its own empty network namespace)',
       '  environment  LANG, PATH',
       '  cwd          /w',
+      '  runtime      node node',
     ]);
   });
 

@@ -2,7 +2,6 @@ import { currentHostOs, type HostOs, parseSandboxContext, type SandboxPlan } fro
 import { type Command, Option } from 'commander';
 import type { LaunchSpec } from '../backends/backend.js';
 import { launchCommand } from '../backends/launch-command.js';
-import { resolveHelperRuntime } from '../runner/helper-runtime.js';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { addContextOptions, type ContextFlags, contextFromFlags } from './context-options.js';
 import { explainForPlatform } from './explain-foreign.js';
@@ -39,14 +38,12 @@ export function registerExplainCommand(program: Command, deps: CliDeps): void {
             platform,
             { sandboxByDefault: true, checkDirectories: platform === host },
           );
-          const { plan, launch, assumptions } =
+          const { plan, launch, assumptions, runtimeReason } =
             platform === host
               ? { ...(await broker.prepareSandbox(sandbox)), assumptions: [] }
               : await explainForPlatform(parseSandboxContext(sandbox), platform, deps.io.env);
-          // Why this runtime (Bun's self-check, FS_SANDBOX_HELPER_RUNTIME) is this host's to say.
-          const why = platform === host ? (await resolveHelperRuntime(host, deps.io.env)).choice.reason : null;
           if (!flags.raw)
-            deps.io.stdout.write(`${summarizeSandbox(plan, launch, why).join('\n')}\n\n${EXPLAIN_SEPARATOR}\n`);
+            deps.io.stdout.write(`${summarizeSandbox(plan, launch, runtimeReason ?? null).join('\n')}\n\n${EXPLAIN_SEPARATOR}\n`);
           const notes = assumptions.map((note) => `# assumed: ${note}\n`).join('');
           const command = launchCommand(launch);
           deps.io.stdout.write(
