@@ -24,15 +24,22 @@ const SELF_CHECK_OUTPUT = 'fs-sandbox-bun-ok';
 
 /**
  * The optional per-platform packages that carry Bun's binary (dependencies of the broker package,
- * pinned; npm and pnpm install only the one matching this platform and libc). Bun runs the helper
- * only on Linux for now: the Seatbelt profile and the Windows launcher allow node's executable and
- * were not proven with Bun's JIT, so there `auto` means node and `bun` is refused.
+ * pinned; npm and pnpm install only the one matching this CPU and libc), as the package manifest
+ * each resolves to. Bun runs the helper only on Linux for now: the Seatbelt profile and the
+ * Windows launcher allow node's executable and were not proven with Bun's JIT, so there `auto`
+ * means node and `bun` is refused.
  */
-function bunPackages(os: HostOs, arch: string): string[] {
-  if (os !== 'linux') return [];
-  const cpu = arch === 'arm64' ? 'aarch64' : arch === 'x64' ? 'x64' : null;
-  return cpu === null ? [] : [`@oven/bun-linux-${cpu}`, `@oven/bun-linux-${cpu}-musl`];
-}
+const BUN_PACKAGES: Record<string, ReadonlyArray<readonly [string, () => string]>> = {
+  x64: [
+    ['@oven/bun-linux-x64', () => require.resolve('@oven/bun-linux-x64/package.json')],
+    ['@oven/bun-linux-x64-musl', () => require.resolve('@oven/bun-linux-x64-musl/package.json')],
+  ],
+  arm64: [
+    ['@oven/bun-linux-aarch64', () => require.resolve('@oven/bun-linux-aarch64/package.json')],
+    ['@oven/bun-linux-aarch64-musl', () => require.resolve('@oven/bun-linux-aarch64-musl/package.json')],
+  ],
+};
+const require = createRequire(import.meta.url);
 
 /** The requested choice: the option, else FS_SANDBOX_HELPER_RUNTIME, else `auto`; anything else is refused. */
 export function requestedRuntime(
@@ -77,15 +84,14 @@ async function usableBun(
   arch: string,
   helperEnv: Record<string, string>,
 ): Promise<{ executable: RuntimeExecutable | null; detail: string }> {
-  const candidates = bunPackages(os, arch);
+  const candidates = os === 'linux' ? (BUN_PACKAGES[arch] ?? []) : [];
   if (candidates.length === 0) {
     return { executable: null, detail: `Bun runs the helper only on Linux x64/arm64 (this is ${os} ${arch})` };
   }
-  const require = createRequire(import.meta.url);
-  for (const name of candidates) {
+  for (const [name, manifest] of candidates) {
     let path: string;
     try {
-      path = await realpath(join(dirname(require.resolve(`${name}/package.json`)), 'bin', 'bun'));
+      path = await realpath(join(dirname(manifest()), 'bin', 'bun'));
     } catch {
       continue;
     }
@@ -93,7 +99,8 @@ async function usableBun(
     if (check === null) return { executable: { kind: 'bun', path }, detail: `Bun from ${name}` };
     return { executable: null, detail: `Bun from ${name} failed its self-check (${check})` };
   }
-  return { executable: null, detail: `no Bun package is installed for this platform (${candidates.join(', ')})` };
+  const names = candidates.map(([name]) => name).join(', ');
+  return { executable: null, detail: `no Bun package is installed for this platform (${names})` };
 }
 
 /** null when the hardened Bun ran a program and printed its answer, else what went wrong. */
