@@ -1,5 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { resolveHelperRuntime } from '@fs-sandbox/broker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,7 +100,20 @@ describe.skipIf(!bunInstalled)('Bun helper hardening (Linux with the Bun package
       const log = join(base, 'openat.log');
       const run = spawnSync(
         'strace',
-        ['-f', '-qq', '-e', 'trace=openat,open,execve', '-o', log, process.execPath, CLI_BIN, 'cat', '--cwd', ws, 'data.txt'],
+        [
+          '-f',
+          '-qq',
+          '-e',
+          'trace=openat,open,execve',
+          '-o',
+          log,
+          process.execPath,
+          CLI_BIN,
+          'cat',
+          '--cwd',
+          ws,
+          'data.txt',
+        ],
         { env: env(), encoding: 'utf8', timeout: 60_000 },
       );
       expect(run.stdout).toBe('hello from the workspace\n');

@@ -15,8 +15,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeReply, encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
 import { resolveHelperRuntime, runtimeFlags } from '@fs-sandbox/broker';
+import { decodeReply, encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
 import { currentHostOs, isHelperMethod, parseForHelper, resolveSandboxContext } from '@fs-sandbox/policy';
 import { LIMITS, nativeToPathUri, type PathGuard } from '@fs-sandbox/policy/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

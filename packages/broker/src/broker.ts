@@ -97,10 +97,12 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       ((context) => selectBackend({ os, env, windowsSandboxLevel: context.windowsSandboxLevel })),
     runtime: () => {
       // Resolved once per broker; a failure (bundle not built yet) is not cached.
-      runtime ??= resolveHelperRuntime(os, env, options.helperBundle, options.helperRuntime).catch((error: unknown) => {
-        runtime = null;
-        throw error;
-      });
+      runtime ??= resolveHelperRuntime(os, env, options.helperBundle, options.helperRuntime).catch(
+        (error: unknown) => {
+          runtime = null;
+          throw error;
+        },
+      );
       return runtime;
     },
     launcher: options.launcher ?? pool?.launch ?? runHelper,

@@ -34,7 +34,9 @@ describe('helper runtime choice', () => {
   });
 
   it('refuses bun asked for explicitly where it cannot run, never switching to node silently', async () => {
-    await expect(chooseRuntime('bun', 'macos', helperEnv)).rejects.toMatchObject({ kind: 'sandbox_unavailable' });
+    await expect(chooseRuntime('bun', 'macos', helperEnv)).rejects.toMatchObject({
+      kind: 'sandbox_unavailable',
+    });
     await expect(chooseRuntime('bun', 'linux', helperEnv, 'ia32')).rejects.toMatchObject({
       kind: 'sandbox_unavailable',
     });

@@ -47,7 +47,11 @@ describe('Seatbelt backend', () => {
       denyGlobs: [],
       cwd: null,
     };
-    const runtime: HelperRuntime = { executable: { kind: 'node', path: '/usr/local/bin/node' }, helperBundle: '/x/helper.cjs', env: {} };
+    const runtime: HelperRuntime = {
+      executable: { kind: 'node', path: '/usr/local/bin/node' },
+      helperBundle: '/x/helper.cjs',
+      env: {},
+    };
     const asSpelled = { realpath: async (path: string) => path, profileSpelling: (path: string) => path };
     const launch = await createSeatbeltBackend({
       checkSandboxExec: async () => {},

@@ -19,7 +19,11 @@ beforeEach(async () => {
   await mkdir(join(base, 'real', 'sub'), { recursive: true });
   await mkdir(join(base, 'elsewhere'), { recursive: true });
   await symlink(join(base, 'real'), join(base, 'link'));
-  runtime = { executable: { kind: 'node', path: process.execPath }, helperBundle: join(base, 'real', 'helper.cjs'), env: {} };
+  runtime = {
+    executable: { kind: 'node', path: process.execPath },
+    helperBundle: join(base, 'real', 'helper.cjs'),
+    env: {},
+  };
 });
 
 afterEach(async () => {

@@ -8,7 +8,10 @@ const OVERRIDE = 'FS_SANDBOX_HELPER_BUNDLE';
  * The helper program is built once per runtime: `helper.cjs` for node (with a V8 code cache) and
  * `helper-bun.cjs` for Bun (the same program without it, which Bun could not use and would parse).
  */
-const BUNDLE_EXPORT = { node: '@fs-sandbox/helper/helper.cjs', bun: '@fs-sandbox/helper/helper-bun.cjs' } as const;
+const BUNDLE_EXPORT = {
+  node: '@fs-sandbox/helper/helper.cjs',
+  bun: '@fs-sandbox/helper/helper-bun.cjs',
+} as const;
 
 /**
  * Absolute path of the single-file helper program for a runtime (packages/helper/dist/helper.cjs or

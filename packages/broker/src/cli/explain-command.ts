@@ -43,7 +43,9 @@ export function registerExplainCommand(program: Command, deps: CliDeps): void {
               ? { ...(await broker.prepareSandbox(sandbox)), assumptions: [] }
               : await explainForPlatform(parseSandboxContext(sandbox), platform, deps.io.env);
           if (!flags.raw)
-            deps.io.stdout.write(`${summarizeSandbox(plan, launch, runtimeReason ?? null).join('\n')}\n\n${EXPLAIN_SEPARATOR}\n`);
+            deps.io.stdout.write(
+              `${summarizeSandbox(plan, launch, runtimeReason ?? null).join('\n')}\n\n${EXPLAIN_SEPARATOR}\n`,
+            );
           const notes = assumptions.map((note) => `# assumed: ${note}\n`).join('');
           const command = launchCommand(launch);
           deps.io.stdout.write(

@@ -3,7 +3,12 @@ import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
 import { FsError, filterHelperEnv, type HostOs, minimalReadRootCandidates } from '@fs-sandbox/policy';
 import type { HelperRuntime } from '../backends/backend.js';
 import { ownCodePaths } from './own-code.js';
-import { type ChosenRuntime, chooseRuntime, type HelperRuntimeChoice, requestedRuntime } from './runtime-choice.js';
+import {
+  type ChosenRuntime,
+  chooseRuntime,
+  type HelperRuntimeChoice,
+  requestedRuntime,
+} from './runtime-choice.js';
 
 /** The helper runtime plus the platform minimal roots that exist on this host. */
 export interface ResolvedHelperRuntime extends HelperRuntime {

@@ -86,7 +86,10 @@ async function usableBun(
 ): Promise<{ executable: RuntimeExecutable | null; detail: string }> {
   const candidates = os === 'linux' ? (BUN_PACKAGES[arch] ?? []) : [];
   if (candidates.length === 0) {
-    return { executable: null, detail: `Bun runs the helper only on Linux x64/arm64 (this is ${os} ${arch})` };
+    return {
+      executable: null,
+      detail: `Bun runs the helper only on Linux x64/arm64 (this is ${os} ${arch})`,
+    };
   }
   for (const [name, manifest] of candidates) {
     let path: string;
@@ -109,7 +112,10 @@ function selfCheck(path: string, env: Record<string, string>): Promise<string | 
   return new Promise((resolve) => {
     execFile(path, args, { env, cwd: '/', timeout: SELF_CHECK_TIMEOUT_MS }, (error, stdout, stderr) => {
       if (error === null && stdout === SELF_CHECK_OUTPUT) resolve(null);
-      else resolve((error?.message ?? `it printed ${JSON.stringify(stdout.slice(0, 80))}`) + stderr.slice(0, 200));
+      else
+        resolve(
+          (error?.message ?? `it printed ${JSON.stringify(stdout.slice(0, 80))}`) + stderr.slice(0, 200),
+        );
     });
   });
 }

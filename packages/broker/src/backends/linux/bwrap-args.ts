@@ -306,7 +306,10 @@ function planMounts(plan: SandboxPlan, runtime: HelperRuntime, denyGlobMatches: 
   if (!isRootReadable(plan)) for (const path of plan.readableRoots) candidates.push({ path, kind: 'read' });
   // The exact runtime files, always re-bound read-only: if one lies inside a writable root, the
   // helper must not be able to rewrite the program the next helper runs.
-  candidates.push({ path: runtime.executable.path, kind: 'read' }, { path: runtime.helperBundle, kind: 'read' });
+  candidates.push(
+    { path: runtime.executable.path, kind: 'read' },
+    { path: runtime.helperBundle, kind: 'read' },
+  );
   for (const writable of plan.writableRoots) {
     candidates.push({ path: writable.root, kind: 'write' });
     for (const path of writable.readOnlySubpaths) candidates.push({ path, kind: 'read' });
