@@ -58,7 +58,7 @@ export interface BrokerOptions {
   /**
    * The runtime that executes the helper: `auto` (Bun when its package is installed for this
    * platform and passes a self-check, else node), `bun` or `node`. Default: FS_SANDBOX_HELPER_RUNTIME
-   * from `env`, else `auto`.
+   * from `env`, else `node` (see requestedRuntime).
    */
   helperRuntime?: HelperRuntimeChoice;
 }

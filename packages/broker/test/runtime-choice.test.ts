@@ -7,10 +7,10 @@ import { directLaunch } from './support/launches.js';
 const helperEnv = { PATH: '/usr/bin:/bin' };
 
 describe('helper runtime choice', () => {
-  it('takes the option, else FS_SANDBOX_HELPER_RUNTIME, else auto', () => {
+  it('takes the option, else FS_SANDBOX_HELPER_RUNTIME, else node (until Bun keeps inherited descriptors out)', () => {
     expect(requestedRuntime('node', { FS_SANDBOX_HELPER_RUNTIME: 'bun' })).toBe('node');
     expect(requestedRuntime(undefined, { FS_SANDBOX_HELPER_RUNTIME: 'bun' })).toBe('bun');
-    expect(requestedRuntime(undefined, {})).toBe('auto');
+    expect(requestedRuntime(undefined, {})).toBe('node');
   });
 
   it('refuses an unknown choice by name, as invalid_params', () => {

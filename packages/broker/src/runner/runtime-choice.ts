@@ -41,12 +41,18 @@ const BUN_PACKAGES: Record<string, ReadonlyArray<readonly [string, () => string]
 };
 const require = createRequire(import.meta.url);
 
-/** The requested choice: the option, else FS_SANDBOX_HELPER_RUNTIME, else `auto`; anything else is refused. */
+/**
+ * The requested choice: the option, else FS_SANDBOX_HELPER_RUNTIME, else `node`; anything else is
+ * refused. node stays the default until Bun keeps inherited descriptors out of the helper: Bun
+ * marks every inherited descriptor close-on-exec at start, so the helper's closing of inherited
+ * descriptors (which spares the runtime's own, close-on-exec ones) leaves them open
+ * (test/inherited-descriptors.test.ts fails under Bun).
+ */
 export function requestedRuntime(
   option: HelperRuntimeChoice | undefined,
   env: Record<string, string | undefined>,
 ): HelperRuntimeChoice {
-  const raw = option ?? env[HELPER_RUNTIME_ENV] ?? 'auto';
+  const raw = option ?? env[HELPER_RUNTIME_ENV] ?? 'node';
   if ((HELPER_RUNTIME_CHOICES as readonly string[]).includes(raw)) return raw as HelperRuntimeChoice;
   const from = option === undefined ? `${HELPER_RUNTIME_ENV}=` : 'helperRuntime ';
   throw new FsError(
