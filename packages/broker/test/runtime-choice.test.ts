@@ -22,7 +22,7 @@ describe('helper runtime choice', () => {
   it('runs node when node is asked for, saying so', async () => {
     const chosen = await chooseRuntime('node', 'linux', helperEnv);
     expect(chosen.executable.kind).toBe('node');
-    expect(chosen.reason).toBe('node was asked for');
+    expect(chosen.reason).toBe('node: the default, or asked for');
   });
 
   it('falls back to node under auto where Bun does not run the helper (macOS, Windows), and says why', async () => {

@@ -74,7 +74,7 @@ export async function chooseRuntime(
   arch: string = process.arch,
 ): Promise<ChosenRuntime> {
   const node: RuntimeExecutable = { kind: 'node', path: await realpath(process.execPath) };
-  if (requested === 'node') return { executable: node, requested, reason: 'node was asked for' };
+  if (requested === 'node') return { executable: node, requested, reason: 'node: the default, or asked for' };
   const bun = await usableBun(os, arch, helperEnv);
   if (bun.executable !== null) {
     return { executable: bun.executable, requested, reason: `${bun.detail}; it passed the self-check` };
