@@ -6,6 +6,8 @@
 //     sandboxed 512 MiB read with the server's peak memory;
 //   - helper start-to-reply against `node -e 0`;
 //   - 100 × 1 KiB reads as one fs/batch vs 100 sequential warm fs/readFile vs 100 concurrent.
+//   - node and Bun helpers side by side (lib/runtimes.mjs): cold, warm spaced and back-to-back 1 KiB
+//     reads, a burst of 32 through serve with the pool on and off, 64 MiB, peak RSS per warm helper.
 // Prints a table with medians, p90s, ratios and the four targets; writes bench/results/latest.json
 // and bench/results/latency.svg.
 //
@@ -15,6 +17,8 @@
 //                                   also measures the sandboxed 1 KiB readFile of another built
 //                                   checkout (e.g. a worktree of the commit before a change), in
 //                                   the same interleaved rounds, as `readFile cold/warm (baseline)`
+//   node bench/run.mjs [rounds] --runtimes-only
+//                                   only the node-vs-Bun comparison
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
@@ -28,6 +32,7 @@ import { measureLargeReads, measureOneHugeRead } from './lib/large-read.mjs';
 import { measureLatencies } from './lib/latency.mjs';
 import { latencySvg } from './lib/latency-chart.mjs';
 import { formatReport, summarizeRun } from './lib/report.mjs';
+import { formatRuntimes, measureRuntimes } from './lib/runtimes.mjs';
 import { measureThroughput } from './lib/throughput.mjs';
 
 const args = process.argv.slice(2);
@@ -37,7 +42,10 @@ if (baselineAt !== -1 && baselineDir === undefined) {
   console.error('bench/run.mjs: --baseline needs the directory of a built fs-sandbox checkout');
   process.exit(2);
 }
-const positional = args.filter((_, i) => baselineAt === -1 || (i !== baselineAt && i !== baselineAt + 1));
+const runtimesOnly = args.includes('--runtimes-only');
+const positional = args.filter(
+  (arg, i) => arg !== '--runtimes-only' && (baselineAt === -1 || (i !== baselineAt && i !== baselineAt + 1)),
+);
 const rounds = Math.max(10, Number(positional[0] ?? 40));
 const MiB = 1024 * 1024;
 const cliBin = fileURLToPath(new URL('../packages/broker/bin/fs-sandbox.js', import.meta.url));
@@ -49,11 +57,31 @@ if (process.platform !== 'linux') {
 }
 
 const meta = runMeta({ rounds, baseline: baselineDir });
-const runtime = await resolveHelperRuntime('linux', process.env);
+// The helper start-up figures are node's (helper.cjs with its code cache); Bun's are in the runtime table.
+const runtime = await resolveHelperRuntime('linux', process.env, undefined, 'node');
 const fixture = createFixture();
 const sandbox = sandboxFor(fixture);
 const step = (text) => process.stderr.write(`bench: ${text}\n`);
+// Bun is compared where its package is installed and passes the broker's self-check.
+const helperRuntimes = ['node'];
+if (
+  (await resolveHelperRuntime('linux', { ...process.env, FS_SANDBOX_HELPER_RUNTIME: 'auto' })).executable
+    .kind === 'bun'
+)
+  helperRuntimes.push('bun');
 try {
+  if (runtimesOnly) {
+    step(`node and Bun helpers (${rounds} rounds)`);
+    const runtimes = await measureRuntimes(fixture, sandbox, cliBin, helperRuntimes, rounds);
+    console.log(formatRuntimes(runtimes));
+    meta.loadAfter = loadavg();
+    console.log(
+      `load before ${meta.loadBefore.map((x) => x.toFixed(2)).join(' ')}, after ${meta.loadAfter.map((x) => x.toFixed(2)).join(' ')}`,
+    );
+    mkdirSync(resultsDir, { recursive: true });
+    writeFileSync(`${resultsDir}runtimes.json`, `${JSON.stringify({ meta, runtimes }, null, 2)}\n`);
+    process.exit(0);
+  }
   step(`1 KiB latency matrix (${rounds} rounds)`);
   const baseline =
     baselineDir === null
@@ -74,11 +102,15 @@ try {
   step('100 × 1 KiB reads: one fs/batch, sequential, concurrent');
   const batchReads = await measureBatchReads(fixture, sandbox, Math.max(5, Math.round(rounds / 4)));
 
+  step(`node and Bun helpers (${rounds} rounds)`);
+  const runtimes = await measureRuntimes(fixture, sandbox, cliBin, helperRuntimes, rounds);
+
   const raw = { latency, throughput, large, huge, start };
   const summary = summarizeRun(raw);
   meta.loadAfter = loadavg();
   console.log(formatReport(meta, raw, summary));
   console.log(formatBatchReads(batchReads));
+  console.log(`\nHelper runtimes (sandboxed, same run)\n${formatRuntimes(runtimes)}`);
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(
     `${resultsDir}latest.json`,
@@ -94,6 +126,7 @@ try {
         largeRead512MiB: huge,
         helperStart: summary.start,
         batchReads: { summary: batchReads.summary, ratios: batchReads.ratios },
+        helperRuntimes: runtimes,
         samples: { latency: latency.samples, largeRead64MiB: large.samples, helperStart: start },
       },
       null,

@@ -11,6 +11,10 @@ rm -f test-results.json
 link_dir="${FS_SANDBOX_LINK_DIR:-/usr/local/bin}"
 if [ -d "$link_dir" ] && [ -w "$link_dir" ]; then export FS_SANDBOX_SETUP_LINKED=1; fi
 status=0
-if command -v pnpm >/dev/null 2>&1; then pnpm run test:built || status=$?; else npx -y pnpm@10.34.8 run test:built || status=$?; fi
+pnpm_run() { if command -v pnpm >/dev/null 2>&1; then pnpm run "$@"; else npx -y pnpm@10.34.8 run "$@"; fi; }
+# Every suite runs with the default helper runtime (node), then a representative end-to-end subset
+# again with Bun helpers (where its package is installed), so both runtimes stay tested.
+pnpm_run test:built || status=$?
+pnpm_run test:bun-helper || status=$?
 node scripts/test-summary.mjs test-results.json
 exit "$status"

@@ -15,27 +15,33 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { resolveHelperRuntime, runtimeFlags } from '@fs-sandbox/broker';
 import { decodeReply, encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
-import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
-import { isHelperMethod, parseForHelper, resolveSandboxContext } from '@fs-sandbox/policy';
+import { currentHostOs, isHelperMethod, parseForHelper, resolveSandboxContext } from '@fs-sandbox/policy';
 import { LIMITS, nativeToPathUri, type PathGuard } from '@fs-sandbox/policy/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * The helper as the broker runs it: `node dist/helper.cjs`, one request piped in, one reply read
- * back, checked together with what is on disk afterwards.
+ * The helper as the broker runs it: its runtime (Bun or node, as the broker chooses it, or as
+ * FS_SANDBOX_HELPER_RUNTIME says) with that runtime's flags on the bundle built for it, one request
+ * piped in, one reply read back, checked together with what is on disk afterwards.
  */
 
 const isLinux = process.platform === 'linux';
 const hasBwrap = isLinux && existsSync('/usr/bin/bwrap');
 const canDropPrivileges = isLinux && process.getuid?.() === 0 && existsSync('/usr/bin/setpriv');
 
-let bundle: string;
+let helperCommand: string[];
 let root: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   execFileSync(process.execPath, [new URL('../packages/helper/scripts/build.mjs', import.meta.url).pathname]);
-  bundle = helperBundlePath({});
+  const runtime = await resolveHelperRuntime(currentHostOs(), {
+    PATH: process.env.PATH,
+    FS_SANDBOX_HELPER_RUNTIME: process.env.FS_SANDBOX_HELPER_RUNTIME,
+  });
+  const { kind, path } = runtime.executable;
+  helperCommand = [path, ...runtimeFlags(kind), runtime.helperBundle];
   root = mkdtempSync(join(tmpdir(), 'fs-helper-program-'));
 }, 120_000);
 
@@ -51,8 +57,7 @@ interface Run {
 
 function runProgram(input: Buffer | Buffer[], launcher: string[] = []): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const [command, ...prefix] = launcher.length > 0 ? launcher : [process.execPath];
-    const args = launcher.length > 0 ? [...prefix, process.execPath, bundle] : [bundle];
+    const [command, ...args] = [...launcher, ...helperCommand];
     const child = spawn(command as string, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const stdout: Buffer[] = [];
     let stderr = '';

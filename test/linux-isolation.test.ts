@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { copyFile, lchown, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { resolveHelperRuntime, runtimeFlags } from '@fs-sandbox/broker';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLI_BIN, ensureBuilt, REPO } from './support/build.js';
 import { type CliUser, callMethod, cliCommand, NOBODY_UID, USERS } from './support/cli.js';
@@ -34,6 +35,12 @@ const ALLOWED_HELPER_ENV = ['PATH', 'PWD', 'TEMP', 'TMP', 'TMPDIR'];
 beforeAll(() => {
   ensureBuilt();
 });
+
+/** The runtime the CLI's helpers run under in this test run (FS_SANDBOX_HELPER_RUNTIME, else auto). */
+async function helperRuntimeKind(): Promise<'node' | 'bun'> {
+  const env = { PATH: '/usr/bin:/bin', FS_SANDBOX_HELPER_RUNTIME: process.env.FS_SANDBOX_HELPER_RUNTIME };
+  return (await resolveHelperRuntime('linux', env)).executable.kind;
+}
 
 interface ProbeReport {
   uid: number;
@@ -139,7 +146,8 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     const report = outcome.result as unknown as ProbeReport;
 
     expect(Object.keys(report.env).every((name) => ALLOWED_HELPER_ENV.includes(name))).toBe(true);
-    expect(report.execArgv).toEqual([]);
+    // Nothing beyond the runtime's own hardening flags (none for node).
+    expect(report.execArgv).toEqual(runtimeFlags(await helperRuntimeKind()));
     for (const environ of [
       report.selfEnviron.text ?? '',
       report.initEnviron.text ?? '',

@@ -14,7 +14,7 @@ export async function measureHelperStart(fixture, runtime, rounds) {
   const empty = join(fixture.base, 'floor', 'plain-empty.cjs');
   writeFileSync(empty, '');
   const request = `${JSON.stringify({ operation: 'fs/readFile', params: { path: fixture.oneKiB } })}\n`;
-  const node = (args) => ({ file: runtime.nodePath, args, env: runtime.env });
+  const node = (args) => ({ file: runtime.executable.path, args, env: runtime.env });
   const variants = [
     { name: 'node -e 0', launch: node(['-e', '0']), input: '' },
     { name: 'node empty.cjs', launch: node([empty]), input: '' },

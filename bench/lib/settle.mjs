@@ -21,7 +21,8 @@ export function helperProcesses(needle) {
     const cmdline = cmdlineOf(name);
     // The node process itself, not the bwrap launcher(s) whose argv also names the bundle.
     const program = cmdline.slice(0, cmdline.indexOf('\0'));
-    if (program.endsWith('bwrap') || !cmdline.includes('helper.cjs') || !cmdline.includes(needle)) continue;
+    if (program.endsWith('bwrap') || !/helper(-bun)?\.cjs/.test(cmdline) || !cmdline.includes(needle))
+      continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') continue;

@@ -8,7 +8,11 @@ export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /** The committed launcher the e2e suites run, exactly as users do. */
 export const CLI_BIN = join(REPO, 'packages/broker/bin/fs-sandbox.js');
 
-const OUTPUTS = [join(REPO, 'packages/broker/dist/cli.js'), join(REPO, 'packages/helper/dist/helper.cjs')];
+const OUTPUTS = [
+  join(REPO, 'packages/broker/dist/cli.js'),
+  join(REPO, 'packages/helper/dist/helper.cjs'),
+  join(REPO, 'packages/helper/dist/helper-bun.cjs'),
+];
 const SOURCES = ['policy', 'helper', 'broker'].map((name) => join(REPO, 'packages', name, 'src'));
 
 /** The newest modification time of any file below `dir`. */

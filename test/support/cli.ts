@@ -68,6 +68,16 @@ export function withInheritedDescriptors(
   };
 }
 
+/**
+ * The e2e suites run under both helper runtimes: FS_SANDBOX_HELPER_RUNTIME of the test process
+ * (the CI's node leg sets it to `node`) reaches every CLI they start, unless a test sets its own.
+ */
+export function withHelperRuntime(env: Record<string, string>): Record<string, string> {
+  const chosen = process.env.FS_SANDBOX_HELPER_RUNTIME;
+  if (chosen === undefined || 'FS_SANDBOX_HELPER_RUNTIME' in env) return env;
+  return { ...env, FS_SANDBOX_HELPER_RUNTIME: chosen };
+}
+
 export function runCli(args: readonly string[], options: CliOptions): Promise<CliRun> {
   const plain = cliCommand(options.user, args);
   const command = options.descriptors ? withInheritedDescriptors(plain, options.descriptors) : plain;
@@ -75,7 +85,7 @@ export function runCli(args: readonly string[], options: CliOptions): Promise<Cl
   return new Promise((resolve, reject) => {
     const child = spawn(command.file, command.args, {
       cwd: options.cwd ?? REPO,
-      env: options.env,
+      env: withHelperRuntime(options.env),
       stdio: 'pipe',
     });
     let stdout = '';

@@ -7,13 +7,16 @@ import { processesMatching } from './processes.js';
  * names its directory) and telling when a spare has finished starting.
  */
 
+/** Either helper program: node's bundle or Bun's. */
+export const HELPER_BUNDLE = /\/helper(-bun)?\.cjs/;
+
 /**
  * Helper programs of `needle` that are blocked in read(0, …): started, loaded, and waiting for
  * their request — a spare that is truly warm. (/proc/<pid>/syscall: number 0 is read, then fd.)
  */
 export function waitingHelpers(needle: string): number[] {
   return processesMatching(needle)
-    .filter((process) => process.cmdline.includes('helper.cjs'))
+    .filter((process) => HELPER_BUNDLE.test(process.cmdline))
     .map((process) => process.pid)
     .filter((pid) => {
       try {
@@ -35,7 +38,7 @@ function parentOf(pid: number): number | null {
 
 /** Like waitingHelpers, for the helper program running under the launcher process `root`. */
 export function waitingHelpersUnder(root: number): number[] {
-  return waitingHelpers('helper.cjs').filter((pid) => {
+  return waitingHelpers('/dist/helper').filter((pid) => {
     for (let current: number | null = pid; current !== null && current > 1; current = parentOf(current)) {
       if (current === root) return true;
     }

@@ -33,6 +33,7 @@ import {
   resolveRipgrep,
   runsRipgrep,
 } from './runner/helper-runtime.js';
+import type { HelperRuntimeChoice } from './runner/runtime-choice.js';
 import { type PreparedSandbox, type SandboxCommand, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
 import { assertTrusted } from './trust-gate.js';
@@ -72,6 +73,12 @@ export interface BrokerOptions {
    * runs. Reads are unaffected. Default true.
    */
   trusted?: boolean;
+  /**
+   * The runtime that executes the helper: `auto` (Bun when its package is installed for this
+   * platform and passes a self-check, else node), `bun` or `node`. Default: FS_SANDBOX_HELPER_RUNTIME
+   * from `env`, else `node` (see requestedRuntime).
+   */
+  helperRuntime?: HelperRuntimeChoice;
 }
 
 /**
@@ -125,10 +132,12 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       ((context) => selectBackend({ os, env, windowsSandboxLevel: context.windowsSandboxLevel })),
     runtime: () => {
       // Resolved once per broker; a failure (bundle not built yet) is not cached.
-      runtime ??= resolveHelperRuntime(os, env, options.helperBundle).catch((error: unknown) => {
-        runtime = null;
-        throw error;
-      });
+      runtime ??= resolveHelperRuntime(os, env, options.helperBundle, options.helperRuntime).catch(
+        (error: unknown) => {
+          runtime = null;
+          throw error;
+        },
+      );
       return runtime;
     },
     launcher: options.launcher ?? pool?.launch ?? runHelper,

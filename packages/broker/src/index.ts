@@ -26,10 +26,12 @@ export { type BwrapSandbox, buildBwrapSandbox, bwrapFactPaths } from './backends
 export { createBwrapBackend } from './backends/linux/bwrap-backend.js';
 export { locateBwrap } from './backends/linux/bwrap-locate.js';
 export { collectPathFacts, type PathFact, type PathFacts } from './backends/linux/path-facts.js';
+export { runtimeFlags } from './backends/runtime-flags.js';
 export { selectBackend } from './backends/select-backend.js';
 export { type BrokerOptions, createBroker, type FsBroker } from './broker.js';
 export { type Broker, type CallInfo, type CallOptions, type FsMethod, isFsMethod } from './broker-api.js';
 export type { PoolOptions } from './pool/pool-options.js';
 export type { PoolStats } from './pool/pool-stats.js';
 export { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
+export { HELPER_RUNTIME_CHOICES, type HelperRuntimeChoice } from './runner/runtime-choice.js';
 export { type HelperLauncher, type RunHelperOptions, runHelper } from './runner/spawn-helper.js';

@@ -11,7 +11,7 @@ import {
 import type { PathFact, PathFacts } from '../src/backends/linux/path-facts.js';
 
 const runtime: HelperRuntime = {
-  nodePath: '/usr/bin/node',
+  executable: { kind: 'node', path: '/usr/bin/node' },
   helperBundle: '/opt/fs/helper.cjs',
   ripgrepPath: '/opt/fs/rg',
   env: { TMPDIR: '/tmp', PATH: '/usr/bin:/bin' },

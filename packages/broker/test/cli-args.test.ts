@@ -87,6 +87,7 @@ async function runCli(
           sandboxProgram: '/usr/bin/bwrap',
           sandboxArgs: ['--tmpfs', '/', '--'],
           runtime: '/usr/bin/node',
+          runtimeKind: 'node',
           runtimeArgs: [],
           helper: 'h.cjs',
           helperArgs: [],
@@ -443,6 +444,7 @@ describe('explain output', () => {
         '  not access   no denied paths',
         '  network      none (the helper runs in its own empty network namespace)',
         '  environment  none',
+        '  runtime      node /usr/bin/node',
         '',
         EXPLAIN_SEPARATOR,
         '# backend: bwrap (linux)',
@@ -472,6 +474,7 @@ describe('explain output', () => {
       sandboxProgram: 'bwrap',
       sandboxArgs: [],
       runtime: 'node',
+      runtimeKind: 'node',
       runtimeArgs: [],
       helper: 'h.cjs',
       helperArgs: [],
@@ -492,6 +495,7 @@ describe('explain output', () => {
       '  network      none (the helper runs in its own empty network namespace)',
       '  environment  LANG, PATH',
       '  cwd          /w',
+      '  runtime      node node',
     ]);
   });
 

@@ -49,7 +49,7 @@ function plan(os: HostOs, glob: string, overrides: Partial<SandboxPlan> = {}): S
 }
 
 const runtime = (nodePath: string, helperBundle: string): HelperRuntime => ({
-  nodePath,
+  executable: { kind: 'node', path: nodePath },
   helperBundle,
   ripgrepPath: null,
   env: {},

@@ -141,9 +141,10 @@ describe('warm pool', () => {
     // Only spares compile eagerly and rehearse; the cold run keeps node's and the helper's defaults.
     expect([first.execArgv, first.args]).toEqual([[], []]);
     expect([second.execArgv, second.args]).toEqual([['--no-lazy'], ['--warm-up']]);
-    // Each taken spare is replaced once its reply is back.
-    await until(() => pool.stats().warm === 2, 'the spares to be replaced');
-    expect(pool.stats().spawned).toBe(5);
+    // Each taken spare is replaced once its reply is back; the third call took the shape's last
+    // spare, so the shape is kept one deeper.
+    await until(() => pool.stats().warm === 3, 'the spares to be replaced');
+    expect(pool.stats().spawned).toBe(6);
   });
 
   it('keys spares by the exact launch (argv and environment)', async () => {
@@ -222,6 +223,17 @@ describe('warm pool', () => {
     expect(pool.stats()).toMatchObject({ hits: 0, misses: 2 });
   });
 
+  it('keeps a shape deeper than perKey while back-to-back calls outpace its spares, within size', async () => {
+    const pool = newPool({ size: 4, perKey: 2, idleMs: 2_000 });
+    const launch = await fakeLaunch();
+    for (let call = 0; call < 6; call += 1) responseOf(await pool.launch(launch, request(), {}));
+    await until(() => pool.stats().warm === 4, 'the shape to be kept 4 deep');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(pool.stats().warm).toBe(4);
+    // Idle, the extra spares expire and are not replaced.
+    await until(() => pool.stats().warm === 0, 'the idle spares to expire', 15_000);
+  });
+
   it('serves more concurrent calls than it has spares, all correctly', async () => {
     const pool = newPool();
     const launch = await fakeLaunch();
@@ -279,6 +291,7 @@ describe('pool options', () => {
       sandboxProgram: '/usr/bin/bwrap',
       sandboxArgs: ['--setenv', 'TMPDIR', '--', '--'],
       runtime: '/usr/bin/node',
+      runtimeKind: 'node',
       runtimeArgs: [],
       helper: '/h.cjs',
       helperArgs: [],
@@ -310,6 +323,7 @@ describe('launch key', () => {
     sandboxProgram: '/usr/bin/bwrap',
     sandboxArgs: ['--bind', '/w', '/w', '--'],
     runtime: '/usr/bin/node',
+    runtimeKind: 'node',
     runtimeArgs: [],
     helper: '/h.cjs',
     helperArgs: [],

@@ -73,7 +73,11 @@ function observedBroker(reply: HelperReply | (() => never), extra: BrokerOptions
     name: 'bwrap',
     os: 'linux',
     prepare: async (_plan, runtime) =>
-      directLaunch({ sandboxProgram: '/bin/false', runtime: runtime.nodePath, helper: runtime.helperBundle }),
+      directLaunch({
+        sandboxProgram: '/bin/false',
+        runtime: runtime.executable.path,
+        helper: runtime.helperBundle,
+      }),
   };
   const launcher: HelperLauncher = async (launch) => {
     launches.push(launch);
@@ -150,7 +154,11 @@ describe('createBroker routing', () => {
         name: 'bwrap',
         os: 'linux',
         prepare: async (_plan, runtime) =>
-          directLaunch({ sandboxProgram: 'x', runtime: runtime.nodePath, helper: runtime.helperBundle }),
+          directLaunch({
+            sandboxProgram: 'x',
+            runtime: runtime.executable.path,
+            helper: runtime.helperBundle,
+          }),
       }),
       launcher: async (_launch, request) => {
         seen = request;

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { HelperRuntime } from '../src/backends/backend.js';
 import { createSeatbeltBackend } from '../src/backends/macos/seatbelt-backend.js';
 
 const hasSandboxExec = existsSync('/usr/bin/sandbox-exec');
@@ -25,7 +26,7 @@ describe('Seatbelt backend', () => {
       };
       await expect(
         createSeatbeltBackend().prepare(plan, {
-          nodePath: process.execPath,
+          executable: { kind: 'node', path: process.execPath },
           helperBundle: '/x/helper.cjs',
           ripgrepPath: null,
           env: {},
@@ -47,8 +48,8 @@ describe('Seatbelt backend', () => {
       denyGlobs: [],
       cwd: null,
     };
-    const runtime = {
-      nodePath: '/usr/local/bin/node',
+    const runtime: HelperRuntime = {
+      executable: { kind: 'node', path: '/usr/local/bin/node' },
       helperBundle: '/x/helper.cjs',
       ripgrepPath: null,
       env: {},

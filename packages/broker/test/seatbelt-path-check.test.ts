@@ -20,7 +20,7 @@ beforeEach(async () => {
   await mkdir(join(base, 'elsewhere'), { recursive: true });
   await symlink(join(base, 'real'), join(base, 'link'));
   runtime = {
-    nodePath: process.execPath,
+    executable: { kind: 'node', path: process.execPath },
     helperBundle: join(base, 'real', 'helper.cjs'),
     ripgrepPath: null,
     env: {},

@@ -11,7 +11,7 @@ import {
 } from '../src/backends/macos/seatbelt-profile.js';
 
 const RUNTIME: HelperRuntime = {
-  nodePath: '/opt/homebrew/Cellar/node/20.11.0/bin/node',
+  executable: { kind: 'node', path: '/opt/homebrew/Cellar/node/20.11.0/bin/node' },
   helperBundle: '/Users/dev/fs-sandbox/packages/helper/dist/helper.cjs',
   ripgrepPath:
     '/Users/dev/fs-sandbox/node_modules/.pnpm/@vscode+ripgrep-darwin-arm64@1.18.0/node_modules/@vscode/ripgrep-darwin-arm64/bin/rg',
@@ -19,7 +19,7 @@ const RUNTIME: HelperRuntime = {
 };
 
 const MINIMAL = ['/System/Library', '/usr/lib', '/usr/share'];
-const HELPER_FILES = [RUNTIME.nodePath, RUNTIME.helperBundle];
+const HELPER_FILES = [RUNTIME.executable.path, RUNTIME.helperBundle];
 const WORK = '/Users/dev/work';
 const PROTECTED = ['.git', '.agents', '.codex'];
 
@@ -143,7 +143,7 @@ describe('Seatbelt profile structure', () => {
     expect(launch.sandboxArgs.slice(2 + params.length * 2)).toEqual(['--']);
     expect(launchCommand(launch).args.slice(2 + params.length * 2)).toEqual([
       '--',
-      RUNTIME.nodePath,
+      RUNTIME.executable.path,
       '--openssl-config=/dev/null',
       RUNTIME.helperBundle,
     ]);

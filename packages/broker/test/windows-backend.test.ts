@@ -8,7 +8,7 @@ import {
 } from '../src/backends/windows/restricted-token-backend.js';
 
 const RUNTIME: HelperRuntime = {
-  nodePath: 'C:\\nodejs\\node.exe',
+  executable: { kind: 'node', path: 'C:\\nodejs\\node.exe' },
   helperBundle: 'C:\\fs\\helper.cjs',
   ripgrepPath: null,
   env: { Path: 'C:\\Windows' },
@@ -64,7 +64,7 @@ describe('Windows backend selection and preparation', () => {
       'restricted-token',
       'windows',
       'restricted-token',
-      RUNTIME.nodePath,
+      RUNTIME.executable.path,
       inBrokerPackage,
     ]);
   });

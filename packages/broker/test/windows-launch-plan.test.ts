@@ -26,7 +26,7 @@ function windowsLevelRefusal(p: SandboxPlan, level: WindowsSandboxLevel): string
 }
 
 const RUNTIME: HelperRuntime = {
-  nodePath: 'C:\\Program Files\\nodejs\\node.exe',
+  executable: { kind: 'node', path: 'C:\\Program Files\\nodejs\\node.exe' },
   helperBundle: 'C:\\fs-sandbox\\packages\\helper\\dist\\helper.cjs',
   ripgrepPath: 'C:\\fs-sandbox\\node_modules\\@vscode\\ripgrep-win32-x64\\bin\\rg.exe',
   env: { Path: 'C:\\Windows\\system32', TEMP: 'C:\\Users\\dev\\AppData\\Local\\Temp' },
@@ -128,16 +128,16 @@ describe('restricted-token launch plan', () => {
   it('launches node on the launcher with the plan as one argument, then the helper command line', () => {
     const spec = buildWindowsLaunchPlan(acceptWindowsPlan(WORKSPACE_WRITE, 'elevated'), RUNTIME, LAUNCHER);
     expect(spec.backend).toBe('restricted-token');
-    expect(spec.sandboxProgram).toBe(RUNTIME.nodePath);
+    expect(spec.sandboxProgram).toBe(RUNTIME.executable.path);
     expect(spec.sandboxArgs[0]).toBe(LAUNCHER);
     expect(spec.sandboxArgs).toHaveLength(2);
     expect(parseWindowsLaunchPlan(spec.sandboxArgs[1])).toEqual(
       buildWindowsLaunchPlanData(acceptWindowsPlan(WORKSPACE_WRITE, 'elevated'), RUNTIME),
     );
     const { file, args } = launchCommand(spec);
-    expect([file, ...args.slice(0, 2)]).toEqual([RUNTIME.nodePath, LAUNCHER, spec.sandboxArgs[1]]);
+    expect([file, ...args.slice(0, 2)]).toEqual([RUNTIME.executable.path, LAUNCHER, spec.sandboxArgs[1]]);
     // What the launcher starts under the token: its arguments after the plan.
-    expect(parseHelperCommand(args.slice(2))).toEqual([RUNTIME.nodePath, RUNTIME.helperBundle]);
+    expect(parseHelperCommand(args.slice(2))).toEqual([RUNTIME.executable.path, RUNTIME.helperBundle]);
     expect([spec.mountPoints, spec.boundRoots]).toEqual([[], []]);
     expect(spec.env).toEqual(RUNTIME.env);
     expect(spec.details).toMatchObject({
@@ -164,7 +164,7 @@ describe('restricted-token launch plan', () => {
     expect(() =>
       buildWindowsLaunchPlanData(acceptWindowsPlan(plan({}), 'elevated'), {
         ...RUNTIME,
-        nodePath: 'C:\\PROGRA~1\\node.exe',
+        executable: { kind: 'node', path: 'C:\\PROGRA~1\\node.exe' },
       }),
     ).toThrow(/node executable/);
   });

@@ -72,7 +72,7 @@ describe('Windows launcher failure replies', () => {
         'restricted-token',
       );
       const plan = buildWindowsLaunchPlanData(accepted, {
-        nodePath: 'C:\\node\\node.exe',
+        executable: { kind: 'node', path: 'C:\\node\\node.exe' },
         helperBundle: 'C:\\fs\\helper.cjs',
         ripgrepPath: null,
         env: {},

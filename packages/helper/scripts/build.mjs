@@ -1,5 +1,6 @@
 // Builds the helper: dist/helper.cjs (the program: one minified CommonJS file, no source map, so
-// node loads and compiles as little as possible on every start) and the ESM library entries.
+// node loads and compiles as little as possible on every start), dist/helper-bun.cjs (the same
+// program for Bun, without the V8 code cache Bun cannot use) and the ESM library entries.
 // Each output is written to a temp name and renamed into place, so a helper being spawned while a
 // build runs (tests build before they spawn) never sees a half-written file.
 
@@ -34,6 +35,14 @@ const results = await Promise.all([
     // The program runs from a vm script (its code cache, see code-cache.mjs), where node 20 has no
     // import(): modules it loads on demand are required instead.
     supported: { 'dynamic-import': false },
+  }),
+  build({
+    ...common,
+    entryPoints: ['src/main.ts'],
+    outfile: 'dist/helper-bun.cjs',
+    format: 'cjs',
+    minify: true,
+    sourcemap: false,
   }),
   build({
     ...common,

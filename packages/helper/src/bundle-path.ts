@@ -5,13 +5,25 @@ import { FsError } from '@fs-sandbox/policy/core';
 const OVERRIDE = 'FS_SANDBOX_HELPER_BUNDLE';
 
 /**
- * Absolute path of the single-file helper program (packages/helper/dist/helper.cjs), which the
- * broker hands to the sandbox as an exact readable file. It is found through the package's own
- * `./helper.cjs` export, resolved from this module's location, so the answer is the same whether
+ * The helper program is built once per runtime: `helper.cjs` for node (with a V8 code cache) and
+ * `helper-bun.cjs` for Bun (the same program without it, which Bun could not use and would parse).
+ */
+const BUNDLE_EXPORT = {
+  node: '@fs-sandbox/helper/helper.cjs',
+  bun: '@fs-sandbox/helper/helper-bun.cjs',
+} as const;
+
+/**
+ * Absolute path of the single-file helper program for a runtime (packages/helper/dist/helper.cjs or
+ * helper-bun.cjs), which the broker hands to the sandbox as an exact readable file. It is found
+ * through the package's own export, resolved from this module's location, so the answer is the same whether
  * this code runs from source (vitest), from dist, or bundled into the broker. An override must be
  * absolute: a relative one would depend on whichever cwd the broker happens to have.
  */
-export function helperBundlePath(env: Record<string, string | undefined> = process.env): string {
+export function helperBundlePath(
+  env: Record<string, string | undefined> = process.env,
+  runtime: keyof typeof BUNDLE_EXPORT = 'node',
+): string {
   const override = env[OVERRIDE];
   if (override !== undefined && override !== '') {
     if (!isAbsolute(override)) {
@@ -20,7 +32,7 @@ export function helperBundlePath(env: Record<string, string | undefined> = proce
     return override;
   }
   try {
-    return createRequire(import.meta.url).resolve('@fs-sandbox/helper/helper.cjs');
+    return createRequire(import.meta.url).resolve(BUNDLE_EXPORT[runtime]);
   } catch {
     throw new FsError(
       'internal_error',

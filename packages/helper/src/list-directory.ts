@@ -1,6 +1,7 @@
-import type { Dirent } from 'node:fs';
-import { decodePathBytes, fsPathArg } from '@fs-sandbox/policy/core';
-import { opendirBytes } from './fs-async.js';
+import type { Dirent, Stats } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { decodePathBytes, encodePathBytes, fsPathArg } from '@fs-sandbox/policy/core';
+import { lstat, opendirBytes } from './fs-async.js';
 import { fromOsError } from './os-error.js';
 
 export type EntryType = 'file' | 'directory' | 'symlink' | 'other' | 'unknown';
@@ -20,7 +21,7 @@ export interface Listing {
   truncated: boolean;
 }
 
-function typeOf(dirent: Dirent<Buffer>): EntryType {
+function typeOf(dirent: Dirent<Buffer> | Stats): EntryType {
   if (dirent.isSymbolicLink()) return 'symlink';
   if (dirent.isDirectory()) return 'directory';
   if (dirent.isFile()) return 'file';
@@ -46,6 +47,7 @@ export async function listDirectory(
       for (;;) {
         const dirent = (await directory.read()) as Dirent<Buffer> | null;
         if (dirent === null) return { entries, truncated: false };
+        if (!Buffer.isBuffer(dirent.name)) return await listByNames(accessPath, limit);
         if (entries.length === limit) return { entries, truncated: true };
         entries.push({ name: decodePathBytes(dirent.name), bytes: dirent.name, type: typeOf(dirent) });
       }
@@ -55,4 +57,27 @@ export async function listDirectory(
   } catch (error) {
     throw fromOsError(error, path);
   }
+}
+
+/**
+ * For a runtime whose directory reader cannot give names as bytes (Bun 1.4's Dir with a `buffer`
+ * encoding yields entries without a name): the names as bytes in one readdir, each typed by lstat
+ * (the entry itself, never a link's target). The limit still bounds the reply, but one read holds
+ * every name of the directory.
+ */
+async function listByNames(accessPath: string, limit: number): Promise<Listing> {
+  const directory = encodePathBytes(accessPath);
+  const names = (await readdir(fsPathArg(accessPath), { encoding: 'buffer' })) as Buffer[];
+  const entries: ListedEntry[] = [];
+  for (const name of names.slice(0, limit)) {
+    const child = Buffer.concat([directory, Buffer.from('/'), name]);
+    let type: EntryType = 'unknown';
+    try {
+      type = typeOf(await lstat(child));
+    } catch {
+      // Gone since the readdir: listed as the directory held it, its type unknown.
+    }
+    entries.push({ name: decodePathBytes(name), bytes: name, type });
+  }
+  return { entries, truncated: names.length > limit };
 }

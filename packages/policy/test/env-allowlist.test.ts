@@ -10,6 +10,10 @@ const hostile = {
   OPENAI_API_KEY: 'sk-secret',
   HTTPS_PROXY: 'http://proxy:3128',
   NODE_OPTIONS: '--require /tmp/evil.js',
+  // Bun's own: extra flags (a preload), its config and install settings.
+  BUN_OPTIONS: '--preload=/tmp/evil.js',
+  BUN_CONFIG_REGISTRY: 'http://evil/',
+  BUN_INSTALL: '/tmp/evil',
   LD_PRELOAD: '/tmp/evil.so',
   BASH_ENV: '/tmp/evil.sh',
   PATH_INJECTION: 'x',

@@ -1,9 +1,18 @@
 import type { HostOs, SandboxPlan } from '@fs-sandbox/policy';
 
+/** The JavaScript runtime that executes the helper bundle. */
+export type RuntimeKind = 'node' | 'bun';
+
+/** The runtime executable: which runtime it is (its flags differ) and its real path (symlinks resolved). */
+export interface RuntimeExecutable {
+  kind: RuntimeKind;
+  path: string;
+}
+
 /** What every backend needs besides the plan: the exact runtime files and the already-filtered environment. */
 export interface HelperRuntime {
-  /** Real path of the node executable (symlinks resolved). */
-  nodePath: string;
+  /** The executable that runs the helper bundle. */
+  executable: RuntimeExecutable;
   /** Absolute path of the bundled helper program. */
   helperBundle: string;
   /**
@@ -21,7 +30,7 @@ export interface HelperRuntime {
  * order: warm spares start before their method is known, so ripgrep is in every launch.
  */
 export function runtimeFiles(runtime: HelperRuntime): string[] {
-  const files = [runtime.nodePath, runtime.helperBundle];
+  const files = [runtime.executable.path, runtime.helperBundle];
   if (runtime.ripgrepPath !== null) files.push(runtime.ripgrepPath);
   return files;
 }
@@ -39,11 +48,13 @@ export interface LaunchSpec {
   sandboxProgram: string;
   /** Its arguments, up to where the runtime's command line starts. */
   sandboxArgs: string[];
-  /** The node executable, as the sandbox names it. */
+  /** The runtime executable (node or Bun), as the sandbox names it. */
   runtime: string;
-  /** node's own flags, before the helper bundle. */
+  /** Which runtime that is: a warm spare's extra flags depend on it. */
+  runtimeKind: RuntimeKind;
+  /** The runtime's own flags, before the helper bundle (Bun's hardening flags, a spare's node flags). */
   runtimeArgs: string[];
-  /** The helper bundle node runs, as the sandbox names it. */
+  /** The helper bundle the runtime runs, as the sandbox names it. */
   helper: string;
   /** The helper program's own arguments, after `--expect-mounts` (which is derived from mountPoints). */
   helperArgs: string[];

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import type { BrokerOptions } from '../broker.js';
+import { HELPER_RUNTIME_CHOICES, type HelperRuntimeChoice } from '../runner/runtime-choice.js';
 import type { CliIo } from './cli-io.js';
 
 export interface BrokerFlags {
@@ -11,6 +12,7 @@ export interface BrokerFlags {
   requireSandbox?: boolean;
   /** Only on call and serve: refuse every write-class method (the trust gate). */
   untrusted?: boolean;
+  helperRuntime?: HelperRuntimeChoice;
 }
 
 export function positiveInteger(text: string): number {
@@ -24,6 +26,12 @@ export function positiveInteger(text: string): number {
 export function addBrokerOptions(command: Command): Command {
   return command
     .option('--timeout <ms>', 'helper run time before its process tree is killed', positiveInteger)
+    .addOption(
+      new Option(
+        '--helper-runtime <runtime>',
+        'runtime that executes the helper (default: FS_SANDBOX_HELPER_RUNTIME, else node; auto: Bun when installed and working, else node)',
+      ).choices([...HELPER_RUNTIME_CHOICES]),
+    )
     .option(
       '--no-precheck',
       'skip the early policy check (for testing: the kernel sandbox still enforces; errors are less clear)',
@@ -58,6 +66,7 @@ export function brokerOptionsFrom(flags: BrokerFlags, io: CliIo): BrokerOptions 
     timeoutMs: flags.timeout,
     requireSandbox: flags.requireSandbox === true,
     trusted: flags.untrusted !== true,
+    helperRuntime: flags.helperRuntime,
     pool: false,
   };
 }

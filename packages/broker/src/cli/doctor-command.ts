@@ -1,7 +1,6 @@
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { release, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
 import {
   currentHostOs,
   type HostOs,
@@ -12,6 +11,8 @@ import {
 import type { Command } from 'commander';
 import { locateBwrap } from '../backends/linux/bwrap-locate.js';
 import { probeBwrap } from '../backends/linux/bwrap-probe.js';
+import { resolveHelperRuntime } from '../runner/helper-runtime.js';
+import { HELPER_RUNTIME_ENV } from '../runner/runtime-choice.js';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { describeError } from './json-output.js';
 import { describePool } from './pool-flags.js';
@@ -46,7 +47,7 @@ export function registerDoctorCommand(program: Command, deps: CliDeps): void {
       const checks: Check[] = [
         { name: 'os', status: 'info', detail: `${os} (${process.platform} ${release()}, ${process.arch})` },
         { name: 'node', status: 'info', detail: `${await realpath(process.execPath)} ${process.version}` },
-        await helperBundleCheck(deps),
+        ...(await helperRuntimeChecks(os, deps)),
         ...(await backendChecks(os, deps)),
       ];
       checks.push(...(await sandboxedOperationChecks(os, deps)));
@@ -102,16 +103,24 @@ export async function namespaceRemedy(read: ReadSysctl = readSysctl): Promise<st
   );
 }
 
-async function helperBundleCheck(deps: CliDeps): Promise<Check> {
+/** Which runtime the helpers run under and why (FS_SANDBOX_HELPER_RUNTIME, Bun's self-check), and its bundle. */
+async function helperRuntimeChecks(os: HostOs, deps: CliDeps): Promise<Check[]> {
   try {
-    return { name: 'helper bundle', status: 'ok', detail: await realpath(helperBundlePath(deps.io.env)) };
+    const runtime = await resolveHelperRuntime(os, deps.io.env);
+    const { kind, path } = runtime.executable;
+    return [
+      { name: 'helper runtime', status: 'ok', detail: `${kind} ${path} (${runtime.choice.reason})` },
+      { name: 'helper bundle', status: 'ok', detail: runtime.helperBundle },
+    ];
   } catch (error) {
-    return {
-      name: 'helper bundle',
-      status: 'FAIL',
-      detail: describeError(error),
-      remedy: 'pnpm install && pnpm run build (the helper bundle is built, not checked in)',
-    };
+    return [
+      {
+        name: 'helper runtime',
+        status: 'FAIL',
+        detail: describeError(error),
+        remedy: `pnpm install && pnpm run build (the helper bundle is built, not checked in), or ${HELPER_RUNTIME_ENV}=node`,
+      },
+    ];
   }
 }
 

@@ -38,12 +38,14 @@ export function registerExplainCommand(program: Command, deps: CliDeps): void {
             platform,
             { sandboxByDefault: true, checkDirectories: platform === host },
           );
-          const { plan, launch, assumptions } =
+          const { plan, launch, assumptions, runtimeReason } =
             platform === host
               ? { ...(await broker.prepareSandbox(sandbox)), assumptions: [] }
               : await explainForPlatform(parseSandboxContext(sandbox), platform, deps.io.env);
           if (!flags.raw)
-            deps.io.stdout.write(`${summarizeSandbox(plan, launch).join('\n')}\n\n${EXPLAIN_SEPARATOR}\n`);
+            deps.io.stdout.write(
+              `${summarizeSandbox(plan, launch, runtimeReason ?? null).join('\n')}\n\n${EXPLAIN_SEPARATOR}\n`,
+            );
           const notes = assumptions.map((note) => `# assumed: ${note}\n`).join('');
           const command = launchCommand(launch);
           deps.io.stdout.write(
@@ -74,7 +76,11 @@ const NETWORK: Record<LaunchSpec['backend'], string> = {
  * The plan in words, one fact a line, paths escaped for the terminal: what the helper may read and
  * write, what is denied and protected, its network and the environment variables it is given.
  */
-export function summarizeSandbox(plan: SandboxPlan, launch: LaunchSpec): string[] {
+export function summarizeSandbox(
+  plan: SandboxPlan,
+  launch: LaunchSpec,
+  runtimeReason: string | null = null,
+): string[] {
   const label = (name: string) => `  ${name.padEnd(13)}`;
   const indent = ' '.repeat(15);
   const list = (name: string, items: readonly string[], none: string): string[] =>
@@ -114,5 +120,7 @@ export function summarizeSandbox(plan: SandboxPlan, launch: LaunchSpec): string[
     `${label('environment')}${names.length === 0 ? 'none' : names.map(escapeForTerminal).join(', ')}`,
   );
   if (plan.cwd !== null) lines.push(`${label('cwd')}${escapeForTerminal(plan.cwd)}`);
+  const why = runtimeReason === null ? '' : ` (${runtimeReason})`;
+  lines.push(`${label('runtime')}${launch.runtimeKind} ${escapeForTerminal(launch.runtime)}${why}`);
   return lines;
 }

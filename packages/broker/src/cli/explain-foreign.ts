@@ -24,14 +24,14 @@ import { type PreparedLaunch, SandboxRunner } from '../runner/sandbox-runner.js'
  */
 const ASSUMED_RUNTIME: Record<Exclude<HostOs, 'linux'>, Omit<HelperRuntime, 'env'>> = {
   macos: {
-    nodePath: '/usr/local/bin/node',
+    executable: { kind: 'node', path: '/usr/local/bin/node' },
     helperBundle:
       '/usr/local/lib/node_modules/@fs-sandbox/broker/node_modules/@fs-sandbox/helper/dist/helper.cjs',
     ripgrepPath:
       '/usr/local/lib/node_modules/@fs-sandbox/broker/node_modules/@vscode/ripgrep-darwin-arm64/bin/rg',
   },
   windows: {
-    nodePath: 'C:\\Program Files\\nodejs\\node.exe',
+    executable: { kind: 'node', path: 'C:\\Program Files\\nodejs\\node.exe' },
     helperBundle: 'C:\\Program Files\\fs-sandbox\\node_modules\\@fs-sandbox\\helper\\dist\\helper.cjs',
     ripgrepPath: 'C:\\Program Files\\fs-sandbox\\node_modules\\@vscode\\ripgrep-win32-x64\\bin\\rg.exe',
   },
@@ -95,6 +95,7 @@ export async function explainForPlatform(
     env: filterHelperEnv(env, platform),
     minimalRootsPresent: minimalReadRootCandidates(platform),
     ownCode: [],
+    choice: { requested: 'node', reason: `the ${platform} sandbox runs the helper under node` },
   };
   const backend = ASSUMED_BACKENDS[platform];
   const runner = new SandboxRunner({
@@ -112,7 +113,7 @@ export async function explainForPlatform(
     plan,
     launch,
     assumptions: [
-      `runtime paths are assumed (node ${runtime.nodePath}, helper ${runtime.helperBundle}, ripgrep ${runtime.ripgrepPath})`,
+      `runtime paths are assumed (node ${runtime.executable.path}, helper ${runtime.helperBundle}, ripgrep ${runtime.ripgrepPath})`,
       `every ${platform} minimal root is assumed to exist`,
       'no writable root is assumed to hold a `.git` pointer file or fs-sandbox itself (their extra read-only paths come from the host)',
       ...backend.assumptions,

@@ -12,6 +12,8 @@ import { spareLaunch } from './spare-launch.js';
 interface Spare {
   helper: HelperProcess;
   expiry: NodeJS.Timeout;
+  /** performance.now() when it was spawned. */
+  bornAt: number;
 }
 
 /** The spares of one launch, and when a request last used that launch (for eviction). */
@@ -23,7 +25,10 @@ interface Shape {
 /**
  * The warm helper pool. Helpers are spawned ahead under the exact launch a request
  * needs and block reading stdin; a request takes one (still one request per process) and a
- * replacement is spawned once the reply is back, so the spawn's fork never delays that reply.
+ * replacement is spawned once the reply is back, so the spawn's fork never delays that reply. A
+ * request that takes the last spare of its shape, or one that has not had a start's time yet,
+ * shows demand outpacing supply: that shape is then kept one spare deeper, up to the pool's size, so back-to-back requests find a
+ * helper that has finished starting; idle expiry lowers it again.
  *
  * A warm helper's bind mounts were made when it started. Before acting it must prove its view is
  * still the host's: the request carries the device/inode of every bound root as the broker sees
@@ -36,9 +41,17 @@ interface Shape {
  */
 export class WarmPool implements ProcessOwner {
   private readonly shapes = new Map<string, Shape>();
+  /**
+   * Extra spares wanted per shape beyond `perKey`, raised each time a request finds its shape run
+   * dry (requests arrive faster than spares start) and lowered each time a spare idles out. The
+   * pool's `size` still bounds the total; at most `size` shapes are remembered.
+   */
+  private readonly surge = new Map<string, number>();
   private readonly live = new Set<HelperProcess>();
   private readonly counters = emptyCounters();
   private warmCount = 0;
+  /** How long the latest cold run took from spawn to reply: what a spare needs to be ready. */
+  private startMs = 0;
   private closed = false;
   private readonly forgetExitHook: () => void;
 
@@ -51,10 +64,15 @@ export class WarmPool implements ProcessOwner {
     if (options.signal?.aborted) throw cancelled();
     const key = launchKey(launch);
     const spare = this.take(key);
+    // Demand outpaces supply: the last spare taken, or one younger than a start takes (its
+    // request would wait for the rest of that start).
+    if (spare !== null && (!this.shapes.has(key) || performance.now() - spare.bornAt < this.startMs)) {
+      this.raiseSurge(key);
+    }
     const reply =
       spare === null
         ? await this.runCold(launch, request, options, true)
-        : await this.runWarm(spare, key, launch, request, options);
+        : await this.runWarm(spare.helper, key, launch, request, options);
     // Only after a real reply: a launch that cannot even start would make every spare die too.
     setImmediate(() => this.refill(key, launch));
     return reply;
@@ -112,14 +130,17 @@ export class WarmPool implements ProcessOwner {
     return this.runCold(launch, request, options, false);
   }
 
-  private runCold(
+  private async runCold(
     launch: LaunchSpec,
     request: HelperRequest,
     options: RunHelperOptions,
     countMiss: boolean,
   ): Promise<HelperReply> {
     if (countMiss) this.counters.misses += 1;
-    return this.spawn(launch).run(request, options);
+    const started = performance.now();
+    const reply = await this.spawn(launch).run(request, options);
+    this.startMs = performance.now() - started;
+    return reply;
   }
 
   private spawn(launch: LaunchSpec): HelperProcess {
@@ -131,12 +152,12 @@ export class WarmPool implements ProcessOwner {
   }
 
   /** The oldest live spare of this shape (the likeliest to have finished starting), if any. */
-  private take(key: string): HelperProcess | null {
+  private take(key: string): Spare | null {
     for (;;) {
       const spare = this.shapes.get(key)?.spares[0];
       if (spare === undefined) return null;
       this.removeSpare(key, spare);
-      if (spare.helper.alive) return spare.helper;
+      if (spare.helper.alive) return spare;
     }
   }
 
@@ -145,7 +166,8 @@ export class WarmPool implements ProcessOwner {
     const shape = this.shapes.get(key) ?? { spares: [], lastUsed: 0 };
     shape.lastUsed = performance.now();
     this.shapes.set(key, shape);
-    while (!this.closed && shape.spares.length < this.options.perKey) {
+    const target = Math.min(this.options.size, this.options.perKey + (this.surge.get(key) ?? 0));
+    while (!this.closed && shape.spares.length < target) {
       if (this.warmCount >= this.options.size && !this.evictOtherThan(key)) break;
       this.addSpare(shape, key, launch);
     }
@@ -157,9 +179,11 @@ export class WarmPool implements ProcessOwner {
     helper.setReferenced(false);
     const spare: Spare = {
       helper,
+      bornAt: performance.now(),
       expiry: setTimeout(() => {
         if (this.removeSpare(key, spare)) {
           this.counters.expired += 1;
+          this.lowerSurge(key);
           helper.kill();
         }
       }, this.options.idleMs).unref(),
@@ -170,6 +194,21 @@ export class WarmPool implements ProcessOwner {
       // Still listed: it exited while waiting (crashed, or killed from outside).
       if (this.removeSpare(key, spare)) this.counters.died += 1;
     });
+  }
+
+  private raiseSurge(key: string): void {
+    const extra = Math.min(this.options.size - this.options.perKey, (this.surge.get(key) ?? 0) + 1);
+    this.surge.delete(key);
+    if (extra <= 0) return;
+    this.surge.set(key, extra);
+    // Bounded memory: the shapes that surged longest ago are forgotten first (insertion order).
+    if (this.surge.size > this.options.size) this.surge.delete(this.surge.keys().next().value as string);
+  }
+
+  private lowerSurge(key: string): void {
+    const extra = (this.surge.get(key) ?? 0) - 1;
+    if (extra > 0) this.surge.set(key, extra);
+    else this.surge.delete(key);
   }
 
   private removeSpare(key: string, spare: Spare): boolean {
@@ -184,6 +223,7 @@ export class WarmPool implements ProcessOwner {
   }
 
   private dropSpares(key: string): void {
+    this.surge.delete(key);
     for (const spare of [...(this.shapes.get(key)?.spares ?? [])]) {
       this.removeSpare(key, spare);
       spare.helper.kill();

@@ -10,16 +10,25 @@ import {
 } from '@fs-sandbox/policy';
 import type { HelperRuntime } from '../backends/backend.js';
 import { ownCodePaths } from './own-code.js';
+import {
+  type ChosenRuntime,
+  chooseRuntime,
+  type HelperRuntimeChoice,
+  requestedRuntime,
+} from './runtime-choice.js';
 
 /** The helper runtime plus the platform minimal roots that exist on this host. */
 export interface ResolvedHelperRuntime extends HelperRuntime {
+  /** Which runtime was asked for and why this one runs (doctor, explain). */
+  choice: Omit<ChosenRuntime, 'executable'>;
   minimalRootsPresent: string[];
   /** The broker's own installation (real paths), read-only in every sandbox whose writable roots hold it. */
   ownCode: string[];
 }
 
 /**
- * What the sandbox must let the helper read to run at all: the real node executable and the helper
+ * What the sandbox must let the helper read to run at all: the real runtime executable (node or
+ * Bun, see runtime-choice.ts) and the helper
  * bundle as exact files (not their folders, which may hold anything), and only the minimal
  * platform roots that exist. The environment is cut down to the allowlist here, once.
  */
@@ -27,11 +36,13 @@ export async function resolveHelperRuntime(
   os: HostOs,
   env: Record<string, string | undefined>,
   bundlePath?: string,
+  runtimeChoice?: HelperRuntimeChoice,
 ): Promise<ResolvedHelperRuntime> {
-  const nodePath = await realpath(process.execPath);
+  const helperEnv = filterHelperEnv(env, os);
+  const { executable, ...choice } = await chooseRuntime(requestedRuntime(runtimeChoice, env), os, helperEnv);
   let helperBundle: string;
   try {
-    helperBundle = await realpath(bundlePath ?? helperBundlePath(env));
+    helperBundle = await realpath(bundlePath ?? helperBundlePath(env, executable.kind));
   } catch (error) {
     // No bundle means no sandboxed helper: a typed refusal, never an in-process fallback.
     const why = error instanceof Error ? error.message : String(error);
@@ -45,12 +56,13 @@ export async function resolveHelperRuntime(
   );
   const ripgrepPath = await resolveRipgrep();
   return {
-    nodePath,
+    executable,
+    choice,
     helperBundle,
     ripgrepPath,
-    env: filterHelperEnv(env, os),
+    env: helperEnv,
     minimalRootsPresent: present.filter((root): root is string => root !== null),
-    ownCode: ownCodePaths(helperBundle, nodePath, ripgrepPath),
+    ownCode: ownCodePaths(helperBundle, executable.path, ripgrepPath),
   };
 }
 

@@ -15,11 +15,11 @@ import { fileURLToPath } from 'node:url';
  */
 export function ownCodePaths(
   helperBundle: string,
-  nodePath: string,
+  runtimePath: string,
   ripgrepPath: string | null = null,
 ): string[] {
   const brokerRoot = packageRootOf(fileURLToPath(import.meta.url), null);
-  const paths = new Set<string>([nodePath, helperBundle]);
+  const paths = new Set<string>([runtimePath, helperBundle]);
   if (ripgrepPath !== null) paths.add(ripgrepPath);
   if (brokerRoot === null) return [...paths];
   const roots = [brokerRoot];

@@ -43,6 +43,8 @@ export interface SandboxRunnerDeps {
 export interface PreparedLaunch {
   plan: SandboxPlan;
   launch: LaunchSpec;
+  /** Why the launch's runtime (node or Bun) runs the helper, for `explain` (absent in test doubles). */
+  runtimeReason?: string;
 }
 
 export interface PreparedSandbox extends PreparedLaunch {
@@ -82,8 +84,8 @@ export class SandboxRunner {
    * is built from exactly what the backend mounted.
    */
   async prepare(context: SandboxedContext): Promise<PreparedSandbox> {
-    const { plan, launch, host } = await this.launchFor(context);
-    return { plan, launch, guard: buildPathGuard(plan, host, launch.denyGlobMatches ?? []) };
+    const { plan, launch, host, runtimeReason } = await this.launchFor(context);
+    return { plan, launch, runtimeReason, guard: buildPathGuard(plan, host, launch.denyGlobMatches ?? []) };
   }
 
   /**
@@ -92,8 +94,8 @@ export class SandboxRunner {
    * describe nothing.
    */
   async prepareLaunch(context: SandboxedContext): Promise<PreparedLaunch> {
-    const { plan, launch } = await this.launchFor(context);
-    return { plan, launch };
+    const { plan, launch, runtimeReason } = await this.launchFor(context);
+    return { plan, launch, runtimeReason };
   }
 
   /**
@@ -147,13 +149,13 @@ export class SandboxRunner {
     const protect = this.deps.protectHostPaths ?? protectHostPaths;
     const host = protect(plan, runtime.ownCode, this.deps.os);
     const launch = await backend.prepare(host.plan, runtime);
-    return { plan: host.plan, launch, host };
+    return { plan: host.plan, launch, host, runtimeReason: runtime.choice.reason };
   }
 
   private planFor(context: SandboxedContext, runtime: ResolvedHelperRuntime): SandboxPlan {
     const key = JSON.stringify([
       context,
-      runtime.nodePath,
+      runtime.executable.path,
       runtime.helperBundle,
       runtime.ripgrepPath,
       runtime.minimalRootsPresent,

@@ -16,6 +16,7 @@ export function directLaunch(parts: {
     sandboxProgram: parts.sandboxProgram,
     sandboxArgs: [],
     runtime: parts.runtime,
+    runtimeKind: 'node',
     runtimeArgs: [],
     helper: parts.helper,
     helperArgs: [],

@@ -1,5 +1,6 @@
 import type { SandboxPlan } from '@fs-sandbox/policy';
 import type { HelperRuntime, LaunchSpec, SandboxBackend } from '../backend.js';
+import { runtimeFlags } from '../runtime-flags.js';
 import { buildBwrapSandbox, bwrapFactPaths } from './bwrap-args.js';
 import { locateBwrap } from './bwrap-locate.js';
 import { collectPathFacts, expandDenyGlobs } from './path-facts.js';
@@ -30,8 +31,9 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBa
         sandboxProgram: bwrap,
         sandboxArgs: sandbox.args,
         // The runtime files are bound at their own paths, so the sandbox names them as the host does.
-        runtime: runtime.nodePath,
-        runtimeArgs: [],
+        runtime: runtime.executable.path,
+        runtimeKind: runtime.executable.kind,
+        runtimeArgs: runtimeFlags(runtime.executable.kind),
         helper: runtime.helperBundle,
         helperArgs: [],
         mountPoints: sandbox.mountPoints,

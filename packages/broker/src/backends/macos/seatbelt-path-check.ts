@@ -80,7 +80,7 @@ export async function reconcileSeatbeltPaths(
     },
     runtime: {
       ...runtime,
-      nodePath: await resolved(runtime.nodePath),
+      executable: { ...runtime.executable, path: await resolved(runtime.executable.path) },
       helperBundle: await resolved(runtime.helperBundle),
       ripgrepPath: runtime.ripgrepPath === null ? null : await resolved(runtime.ripgrepPath),
     },

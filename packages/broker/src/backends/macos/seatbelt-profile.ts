@@ -73,7 +73,7 @@ interface Exclusion {
  */
 export function buildSeatbeltProfile(plan: SandboxPlan, runtime: HelperRuntime): SeatbeltProfile {
   const params = new SeatbeltParams();
-  const nodePath = params.ref('NODE_PATH', resolveMacosTopLevelAlias(runtime.nodePath));
+  const nodePath = params.ref('NODE_PATH', resolveMacosTopLevelAlias(runtime.executable.path));
   const helperBundle = params.ref('HELPER_BUNDLE', resolveMacosTopLevelAlias(runtime.helperBundle));
   const ripgrep =
     runtime.ripgrepPath === null

@@ -17,7 +17,7 @@ export function buildWindowsLaunchPlanData(
   runtime: HelperRuntime,
 ): WindowsLaunchPlan {
   const { plan, level } = accepted;
-  assertPlainWindowsPlanPath(runtime.nodePath, 'the node executable');
+  assertPlainWindowsPlanPath(runtime.executable.path, 'the node executable');
   assertPlainWindowsPlanPath(runtime.helperBundle, 'the helper bundle');
   if (runtime.ripgrepPath !== null) assertPlainWindowsPlanPath(runtime.ripgrepPath, 'the ripgrep executable');
   if (plan.cwd !== null) assertPlainWindowsPlanPath(plan.cwd, 'the sandbox cwd');
@@ -103,9 +103,10 @@ export function buildWindowsLaunchPlan(
   const { env, ...shown } = data;
   const launch: LaunchSpec = {
     backend: 'restricted-token',
-    sandboxProgram: runtime.nodePath,
+    sandboxProgram: runtime.executable.path,
     sandboxArgs: [launcherScript, JSON.stringify(data)],
-    runtime: runtime.nodePath,
+    runtime: runtime.executable.path,
+    runtimeKind: runtime.executable.kind,
     runtimeArgs: [],
     helper: runtime.helperBundle,
     helperArgs: [],

@@ -1,0 +1,139 @@
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { resolveHelperRuntime } from '@fs-sandbox/broker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_BIN, ensureBuilt } from './support/build.js';
+import { runCli } from './support/cli.js';
+
+/**
+ * Bun, left to its defaults, would run code and read configuration planted in the sandbox cwd (an
+ * agent's workspace): `bunfig.toml` with a preload, `.env` files, a `tsconfig.json` whose `paths`
+ * redirect a require, a `node_modules` shadowing a module, BUN_OPTIONS from the broker's
+ * environment. Each is planted here and the helper, run under Bun through the real CLI and bwrap,
+ * must answer as usual and leave no trace of any; strace shows which of them it opened at all.
+ */
+
+const bunInstalled =
+  process.platform === 'linux' &&
+  (await resolveHelperRuntime('linux', { PATH: '/usr/bin:/bin', FS_SANDBOX_HELPER_RUNTIME: 'auto' }).then(
+    (runtime) => runtime.executable.kind === 'bun',
+    () => false,
+  ));
+const hasStrace = existsSync('/usr/bin/strace');
+
+let base: string;
+let ws: string;
+
+/** The planted code writes a marker beside itself; a marker anywhere in the workspace means it ran. */
+const MARKER_CODE = `require('node:fs').writeFileSync(require('node:path').join(__dirname, 'RAN-' + process.pid), 'x');\n`;
+
+beforeAll(() => {
+  ensureBuilt();
+  base = mkdtempSync('/tmp/fs-sandbox-bun-hardening-');
+  ws = join(base, 'ws');
+  mkdirSync(join(ws, 'node_modules', 'path'), { recursive: true });
+  writeFileSync(join(ws, 'data.txt'), 'hello from the workspace\n');
+  writeFileSync(join(ws, 'preload.js'), MARKER_CODE);
+  writeFileSync(join(ws, 'bunfig.toml'), 'preload = ["./preload.js"]\n[install]\nauto = "force"\n');
+  writeFileSync(join(ws, '.env'), 'NODE_OPTIONS=--require=./preload.js\nFS_SANDBOX_DOTENV=planted\n');
+  writeFileSync(join(ws, '.env.local'), 'FS_SANDBOX_DOTENV=planted\n');
+  writeFileSync(
+    join(ws, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { baseUrl: '.', paths: { '*': ['./preload.js'] } } }),
+  );
+  writeFileSync(join(ws, 'node_modules', 'path', 'index.js'), MARKER_CODE);
+  writeFileSync(join(ws, 'node_modules', 'path', 'package.json'), '{"name":"path","main":"index.js"}');
+});
+
+afterAll(() => {
+  if (base) rmSync(base, { recursive: true, force: true });
+});
+
+const env = (): Record<string, string> => ({
+  PATH: '/usr/local/bin:/usr/bin:/bin',
+  FS_SANDBOX_HELPER_RUNTIME: 'bun',
+  // Bun reads extra command-line flags from BUN_OPTIONS: the allowlist must keep it out.
+  BUN_OPTIONS: `--preload=${join(ws, 'preload.js')}`,
+  BUN_CONFIG_REGISTRY: 'http://127.0.0.1:9/',
+});
+
+function markers(): string[] {
+  const found: string[] = [];
+  const visit = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) visit(join(dir, entry.name));
+      else if (entry.name.startsWith('RAN-')) found.push(join(dir, entry.name));
+    }
+  };
+  visit(ws);
+  return found;
+}
+
+describe.skipIf(!bunInstalled)('Bun helper hardening (Linux with the Bun package installed)', () => {
+  it('reads and lists the workspace under Bun with none of the planted files taking effect', async () => {
+    const read = await runCli(['cat', '--cwd', ws, 'data.txt'], { user: 'root', env: env() });
+    expect(read.stderr).toBe('');
+    expect(read.stdout).toBe('hello from the workspace\n');
+    const listed = await runCli(['ls', '--cwd', ws, '.'], { user: 'root', env: env() });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('bunfig.toml');
+    // A write and a tree walk load more of the helper (and would require more modules).
+    const wrote = await runCli(['write', '--cwd', ws, 'out.txt', 'written'], { user: 'root', env: env() });
+    expect(wrote.code).toBe(0);
+    expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('written');
+    rmSync(join(ws, 'out.txt'));
+    expect(markers()).toEqual([]);
+  });
+
+  it.skipIf(!hasStrace)(
+    'opens no bunfig.toml, .env, preload or node_modules of the cwd (strace -f; needs /usr/bin/strace)',
+    () => {
+      const log = join(base, 'openat.log');
+      const run = spawnSync(
+        'strace',
+        [
+          '-f',
+          '-qq',
+          '-e',
+          'trace=openat,open,execve',
+          '-o',
+          log,
+          process.execPath,
+          CLI_BIN,
+          'cat',
+          '--cwd',
+          ws,
+          'data.txt',
+        ],
+        { env: env(), encoding: 'utf8', timeout: 60_000 },
+      );
+      expect(run.stdout).toBe('hello from the workspace\n');
+      const lines = readFileSync(log, 'utf8').split('\n');
+      const bunPids = new Set(
+        lines.filter((line) => /execve\("[^"]*\/bun"/.test(line)).map((line) => line.split(/\s+/)[0]),
+      );
+      // Bun started twice: the broker's self-check and the helper itself.
+      expect(bunPids.size).toBe(2);
+      const opened = lines
+        .filter((line) => bunPids.has(line.split(/\s+/)[0] as string) && /open(at)?\(/.test(line))
+        .map((line) => /"([^"]*)"/.exec(line)?.[1] ?? '');
+      expect(opened).toContain(join(ws, 'data.txt'));
+      // Inside the workspace, or relative to a directory Bun opened (the cwd, by descriptor).
+      const fromWorkspace = opened.filter((path) => path.startsWith(`${ws}/`) || !path.startsWith('/'));
+      const planted = fromWorkspace.filter((path) =>
+        /(^|\/)(bunfig\.toml|\.bunfig\.toml|\.env(\.[a-z]+)?|preload\.js|node_modules)(\/|$)/.test(path),
+      );
+      expect(planted).toEqual([]);
+      expect(markers()).toEqual([]);
+    },
+  );
+});
