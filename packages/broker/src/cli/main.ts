@@ -13,6 +13,7 @@ import { registerLsCommand } from './ls-command.js';
 import { registerMkdirCommand } from './mkdir-command.js';
 import { registerReadCommand } from './read-command.js';
 import { registerRmCommand } from './rm-command.js';
+import { registerRunCommand } from './run-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerStatCommand } from './stat-command.js';
 import { escapeLines } from './terminal-text.js';
@@ -46,6 +47,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerExplainCommand(program, deps);
   registerDemoCommand(program, deps);
   registerServeCommand(program, deps);
+  registerRunCommand(program, deps);
   return program;
 }
 

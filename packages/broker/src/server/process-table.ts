@@ -94,7 +94,7 @@ export class ProcessTable {
     const entry = new ProcessEntry(options.processId, options.outputBytesCap);
     this.entries.set(options.processId, entry);
     try {
-      entry.command = await CommandProcess.start(options.launch, options.pipeStdin, {
+      entry.command = await CommandProcess.start(options.launch, options.pipeStdin ? 'pipe' : 'ignore', {
         output: (stream, chunk) => this.onOutput(entry, stream, chunk),
         exit: (exitCode) => this.onExit(entry, exitCode),
         closed: () => this.onClosed(entry),
