@@ -107,7 +107,7 @@ describe('ProcessTable', () => {
       [1, 'stdout'],
       [2, 'stderr'],
     ]);
-    expect(all).toMatchObject({ nextSeq: 3, exited: true, exitCode: 4, closed: true, timedOut: false });
+    expect(all).toMatchObject({ nextSeq: 5, exited: true, exitCode: 4, closed: true, timedOut: false });
     const later = await processes.read('s', 1, null, 0);
     expect(later.chunks.map((c) => c.seq)).toEqual([2]);
   });
@@ -129,6 +129,7 @@ describe('ProcessTable', () => {
     const first = await processes.read('big', 0, 1, 0);
     expect(first.chunks).toHaveLength(1);
     expect(first.nextSeq).toBe((first.chunks[0]?.seq as number) + 1);
+    expect((await processes.read('big', first.nextSeq - 1, 1, 0)).chunks[0]?.seq).toBe(first.nextSeq);
   });
 
   it('cuts output at outputBytesCap and says capReached', async () => {
