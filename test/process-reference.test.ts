@@ -185,10 +185,16 @@ async function transcript(peer: Peer): Promise<Record<string, unknown>> {
     ...extra,
   });
   const init = await serve.request('initialize', { clientName: 'codex-environment' });
-  steps.initialize = Object.keys((init.result as { environmentInfo: object }).environmentInfo).includes(
-    'shell',
+  // The fields the reference's client reads (shell, cwd); the rest describe each executor.
+  const clientFields = (info: unknown) => {
+    const { shell, cwd } = info as { shell: unknown; cwd: unknown };
+    return { shell, cwd };
+  };
+  steps['initialize: environmentInfo'] = clientFields(
+    (init.result as { environmentInfo: unknown }).environmentInfo,
   );
   serve.notify('initialized', {});
+  steps['environment/info'] = clientFields((await serve.request('environment/info', {})).result);
 
   const script = 'printf out; printf err >&2; read line; printf "got:%s" "$line"; exit 3';
   await call(
@@ -218,8 +224,15 @@ async function transcript(peer: Peer): Promise<Record<string, unknown>> {
   await call('terminate unknown id', 'process/terminate', { processId: 'nope' });
   await call('signal unknown id', 'process/signal', { processId: 'nope', signal: 'interrupt' });
 
-  await call('start p3', 'process/start', start('p3', ['/bin/sleep', '30']));
+  await call('start p3', 'process/start', start('p3', ['/bin/sh', '-c', 'echo ready; exec /bin/sleep 30']));
   await call('start a live id again', 'process/start', start('p3', ['/bin/true']));
+  // Interrupted once it runs, as a person would: see the README on an interrupt during set-up.
+  for (
+    let i = 0;
+    i < 500 && !serve.rawLines.some((l) => l.includes('"process/output"') && l.includes('"p3"'));
+    i++
+  )
+    await new Promise((resolve) => setTimeout(resolve, 10));
   await call('interrupt running', 'process/signal', { processId: 'p3', signal: 'interrupt' });
   await closedNotification(serve, 'p3');
 
