@@ -123,35 +123,35 @@ function normaliseResult(result: Record<string, unknown>): unknown {
   };
 }
 
-/** One process's notifications: consecutive output of one stream merged, bytes decoded, seqs checked. */
+/**
+ * One process's notifications: its output (consecutive chunks of one stream merged, bytes
+ * decoded), then its exit and close, each flagged if its seq is not the next one. The reference
+ * sometimes sends `process/exited` before the last output chunk (it reports the exit as the process
+ * ends, not once the pipes are drained); ours always sends every chunk first. So output order is
+ * compared among outputs, and the end events after them.
+ */
 function eventsOf(serve: ServeProcess, processId: string): unknown[] {
-  const events: Array<Record<string, unknown>> = [];
+  const outputs: Array<Record<string, unknown>> = [];
+  const ends: Array<Record<string, unknown>> = [];
   let expectedSeq = 1;
   for (const line of serve.rawLines) {
     const message = JSON.parse(line) as { method?: string; params?: Record<string, unknown> };
     if (message.method === undefined || message.params?.processId !== processId) continue;
     const { seq, chunk, ...params } = message.params;
     // The first process of that id only: ours lets an exited id start again (see DIFFERENCES).
-    if (seq === 1 && events.length > 0) break;
-    const inOrder = seq === expectedSeq;
+    if (seq === 1 && expectedSeq > 1) break;
+    const flag = seq === expectedSeq ? {} : { outOfOrderSeq: seq };
     expectedSeq = (seq as number) + 1;
-    const last = events.at(-1);
-    if (
-      message.method === 'process/output' &&
-      last?.method === 'process/output' &&
-      last.stream === params.stream
-    ) {
-      last.text = `${last.text}${Buffer.from(chunk as string, 'base64').toString()}`;
+    if (message.method !== 'process/output') {
+      ends.push({ method: message.method, ...params, ...flag });
       continue;
     }
-    events.push({
-      method: message.method,
-      ...params,
-      ...(chunk === undefined ? {} : { text: Buffer.from(chunk as string, 'base64').toString() }),
-      ...(inOrder ? {} : { outOfOrderSeq: seq }),
-    });
+    const text = Buffer.from(chunk as string, 'base64').toString();
+    const last = outputs.at(-1);
+    if (last !== undefined && last.stream === params.stream) last.text = `${last.text}${text}`;
+    else outputs.push({ method: message.method, ...params, text, ...flag });
   }
-  return events;
+  return [...outputs, ...ends];
 }
 
 async function closedNotification(serve: ServeProcess, processId: string, count = 1): Promise<void> {
@@ -196,7 +196,7 @@ async function transcript(peer: Peer): Promise<Record<string, unknown>> {
   serve.notify('initialized', {});
   steps['environment/info'] = clientFields((await serve.request('environment/info', {})).result);
 
-  const script = 'printf out; printf err >&2; read line; printf "got:%s" "$line"; exit 3';
+  const script = 'printf out; sleep 0.2; printf err >&2; read line; printf "got:%s" "$line"; exit 3';
   await call(
     'start with output and piped stdin',
     'process/start',
@@ -267,6 +267,24 @@ const DIFFERENCES: Record<
     reference: { error: { code: -32600, message: 'process p1 already exists' } },
     ours: { result: { processId: 'p1', sandboxType: 'none' } },
     oursUnderBwrap: { result: { processId: 'p1', sandboxType: 'linuxSeccomp' } },
+  },
+  'notifications of p3': {
+    why: 'interrupt: under bwrap the SIGINT would reach bwrap, not the command, and could end bwrap mid-set-up with the sandbox left running, so a sandboxed command is killed (137); unsandboxed it gets SIGINT as in the reference (130)',
+    reference: [
+      { method: 'process/output', processId: 'p3', stream: 'stdout', text: 'ready\n' },
+      { method: 'process/exited', processId: 'p3', exitCode: 130, sandboxDenied: false },
+      { method: 'process/closed', processId: 'p3' },
+    ],
+    ours: [
+      { method: 'process/output', processId: 'p3', stream: 'stdout', text: 'ready\n' },
+      { method: 'process/exited', processId: 'p3', exitCode: 130, sandboxDenied: false },
+      { method: 'process/closed', processId: 'p3' },
+    ],
+    oursUnderBwrap: [
+      { method: 'process/output', processId: 'p3', stream: 'stdout', text: 'ready\n' },
+      { method: 'process/exited', processId: 'p3', exitCode: 137, sandboxDenied: false },
+      { method: 'process/closed', processId: 'p3' },
+    ],
   },
   'program not found': {
     why: 'same data.kind; the code is our not_found kind’s and the message names the program (and, sandboxed, that the sandbox does not show it) instead of "(os error 2)"',

@@ -34,6 +34,7 @@ export class CommandProcess {
   private constructor(
     private readonly child: ChildProcess,
     readonly stdinOpen: boolean,
+    private readonly sandboxed: boolean,
   ) {}
 
   /** Starts the command; rejects with the reference's start error kinds when it cannot be spawned. */
@@ -50,7 +51,7 @@ export class CommandProcess {
       stdio: [stdin, 'pipe', 'pipe'],
       windowsHide: true,
     });
-    const command = new CommandProcess(child, stdin === 'pipe');
+    const command = new CommandProcess(child, stdin === 'pipe', launch.sandboxProgram !== null);
     return new Promise((resolve, reject) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
         if (child.pid === undefined) reject(spawnError(error, file));
@@ -108,9 +109,15 @@ export class CommandProcess {
     this.signalGroup('SIGKILL');
   }
 
-  /** SIGINT to the process group: under bwrap this ends bwrap, and with it the sandboxed tree. */
+  /**
+   * SIGINT to the command's process group. A sandboxed command cannot be sent one: the group holds
+   * bwrap, not the command (it runs in its own session and pid namespace), and a SIGINT that ends
+   * bwrap during its set-up, before `--die-with-parent` is armed, leaves the sandbox running
+   * untracked. So there an interrupt stops the sandboxed tree as terminate does (exit 137).
+   */
   interrupt(): void {
-    this.signalGroup('SIGINT');
+    if (this.sandboxed) this.kill();
+    else this.signalGroup('SIGINT');
   }
 
   private signalGroup(signal: NodeJS.Signals): void {
