@@ -34,7 +34,9 @@ function referenceBinary(): string | null {
   const triple = triples[platform];
   if (triple === undefined) return null;
   try {
-    const codex = createRequire(join(REPO_ROOT, 'package.json')).resolve('@openai/codex/package.json');
+    const codex = createRequire(join(REPO_ROOT, 'test', 'package.json')).resolve(
+      '@openai/codex/package.json',
+    );
     const native = createRequire(codex).resolve(`@openai/codex-${platform}/package.json`);
     const binary = join(dirname(native), 'vendor', triple, 'bin', 'codex');
     return existsSync(binary) ? binary : null;
