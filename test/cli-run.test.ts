@@ -45,6 +45,9 @@ describe('fs-sandbox run (real CLI, real bwrap)', () => {
   it("gives the command this process's stdin, and looks the program up on its PATH", async () => {
     const done = await run(['--', 'tr', 'a-z', 'A-Z'], 'hello\n');
     expect([done.stdout, done.code]).toEqual(['HELLO\n', 0]);
+    // Without --, the command's own options are still its own.
+    const options = await run(['--env', 'X=1', 'wc', '-c'], 'four');
+    expect([options.stdout.trim(), options.code]).toEqual(['4', 0]);
   });
 
   it('security: writes outside the cwd fail, reads outside the minimal roots and of --deny fail, no network', async () => {

@@ -26,6 +26,9 @@ export function buildProgram(deps: CliDeps): Command {
     .description('sandboxed file operations for AI coding agents (bubblewrap, Seatbelt, restricted token)')
     .version(packageJson.version)
     .exitOverride()
+    // Lets `run` pass a command's own options through (`fs-sandbox run ls -la`); the program has
+    // no options of its own besides --help and --version.
+    .enablePositionalOptions()
     .configureOutput({
       writeOut: (text) => deps.io.stdout.write(text),
       writeErr: (text) => deps.io.stderr.write(text),

@@ -29,7 +29,8 @@ type RunFlags = ShortcutFlags & { env: string[] };
 export function registerRunCommand(program: Command, deps: CliDeps): void {
   shortcutCommand(program, 'run')
     .description('run a command in the sandbox; its output streams through, its exit code is passed on')
-    .argument('<command...>', 'the program and its arguments (put them after --)')
+    .argument('<command...>', 'the program and its arguments (everything after the first one is theirs)')
+    .passThroughOptions()
     .option(
       '--env <NAME=VALUE>',
       "set a variable for the command (repeatable; beyond these it gets the broker's allowlisted variables minus *KEY*, *SECRET*, *TOKEN*)",
