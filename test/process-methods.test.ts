@@ -111,7 +111,7 @@ describe('process/* under bwrap (real server)', () => {
     }
     expect(done.notifications.map((n) => n.params.seq)).toEqual([1, 2, 3, 4]);
     const read = await serve.request('process/read', { processId: 'p1' });
-    expect(read.result).toMatchObject({ exited: true, exitCode: 3, closed: true, nextSeq: 3 });
+    expect(read.result).toMatchObject({ exited: true, exitCode: 3, closed: true, nextSeq: 5 });
     // A live id cannot be reused; an exited one can.
     const from = serve.rawLines.length;
     const again = await start(serve, 'p1', ['/bin/true']);

@@ -17,6 +17,7 @@ import { registerMkdirCommand } from './mkdir-command.js';
 import { registerMvCommand } from './mv-command.js';
 import { registerReadCommand } from './read-command.js';
 import { registerRmCommand } from './rm-command.js';
+import { registerRunCommand } from './run-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerStatCommand } from './stat-command.js';
 import { escapeLines } from './terminal-text.js';
@@ -30,6 +31,9 @@ export function buildProgram(deps: CliDeps): Command {
     .description('sandboxed file operations for AI coding agents (bubblewrap, Seatbelt, restricted token)')
     .version(packageJson.version)
     .exitOverride()
+    // Lets `run` pass a command's own options through (`fs-sandbox run ls -la`); the program has
+    // no options of its own besides --help and --version.
+    .enablePositionalOptions()
     .configureOutput({
       writeOut: (text) => deps.io.stdout.write(text),
       writeErr: (text) => deps.io.stderr.write(text),
@@ -56,6 +60,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerWhyCommand(program, deps);
   registerDemoCommand(program, deps);
   registerServeCommand(program, deps);
+  registerRunCommand(program, deps);
   return program;
 }
 

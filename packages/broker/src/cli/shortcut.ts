@@ -15,6 +15,8 @@ export interface ShortcutRun {
   sandbox: SandboxContextInput | null;
   uri(path: string): string;
   timeoutMs: number | undefined;
+  /** The native directory relative operands resolve against (`--cwd`, else the process cwd). */
+  cwd: string;
 }
 
 /**
@@ -51,6 +53,7 @@ export async function runShortcut(
       sandbox,
       uri: (path) => nativeToPathUri(resolve(base, path), os),
       timeoutMs: flags.timeout,
+      cwd: base,
     });
   } catch (error) {
     deps.io.stderr.write(humanError(error));

@@ -1,10 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
+import type { Stream } from 'node:stream';
 import { FsError, LIMITS } from '@fs-sandbox/policy/core';
 import type { CommandLaunchSpec } from '../backends/backend.js';
 import { commandLaunchCommand } from '../backends/launch-command.js';
 
 export type CommandStream = 'stdout' | 'stderr';
+
+/**
+ * The command's stdin: a pipe the caller writes (`write`), none, or a stream with a descriptor that
+ * the command reads directly (the CLI's own stdin, so a terminal or a pipe reaches it unbuffered).
+ */
+export type CommandStdin = 'pipe' | 'ignore' | Stream;
 
 export interface CommandListeners {
   output(stream: CommandStream, chunk: Buffer): void;
@@ -27,12 +34,13 @@ export class CommandProcess {
   private constructor(
     private readonly child: ChildProcess,
     readonly stdinOpen: boolean,
+    private readonly sandboxed: boolean,
   ) {}
 
   /** Starts the command; rejects with the reference's start error kinds when it cannot be spawned. */
   static start(
     launch: CommandLaunchSpec,
-    pipeStdin: boolean,
+    stdin: CommandStdin,
     listeners: CommandListeners,
   ): Promise<CommandProcess> {
     const { file, args } = commandLaunchCommand(launch);
@@ -40,10 +48,10 @@ export class CommandProcess {
       env: launch.env,
       cwd: launch.cwd,
       detached: true,
-      stdio: [pipeStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      stdio: [stdin, 'pipe', 'pipe'],
       windowsHide: true,
     });
-    const command = new CommandProcess(child, pipeStdin);
+    const command = new CommandProcess(child, stdin === 'pipe', launch.sandboxProgram !== null);
     return new Promise((resolve, reject) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
         if (child.pid === undefined) reject(spawnError(error, file));
@@ -101,9 +109,15 @@ export class CommandProcess {
     this.signalGroup('SIGKILL');
   }
 
-  /** SIGINT to the process group: under bwrap this ends bwrap, and with it the sandboxed tree. */
+  /**
+   * SIGINT to the command's process group. A sandboxed command cannot be sent one: the group holds
+   * bwrap, not the command (it runs in its own session and pid namespace), and a SIGINT that ends
+   * bwrap during its set-up, before `--die-with-parent` is armed, leaves the sandbox running
+   * untracked. So there an interrupt stops the sandboxed tree as terminate does (exit 137).
+   */
   interrupt(): void {
-    this.signalGroup('SIGINT');
+    if (this.sandboxed) this.kill();
+    else this.signalGroup('SIGINT');
   }
 
   private signalGroup(signal: NodeJS.Signals): void {

@@ -15,6 +15,7 @@ import {
   runtimeFiles,
   type SandboxBackend,
 } from '../backends/backend.js';
+import { assertProgramShown } from './command-program.js';
 import { type ResolvedHelperRuntime, runsRipgrep } from './helper-runtime.js';
 import { buildPathGuard, type HostProtections, protectHostPaths } from './path-guard.js';
 import type { HelperLauncher, RunHelperOptions } from './spawn-helper.js';
@@ -116,7 +117,11 @@ export class SandboxRunner {
     const runtime = await this.deps.runtime();
     const network = context.profile.type === 'managed' && context.profile.network === 'enabled';
     const plan: SandboxPlan = { ...this.planFor(context, runtime), cwd: command.cwd, network };
-    const { launch } = await this.launchOf(backend, plan, { ...runtime, env: command.env });
+    const {
+      launch,
+      host,
+      plan: mounted,
+    } = await this.launchOf(backend, plan, { ...runtime, env: command.env });
     if (launch.cwd !== command.cwd) {
       throw new FsError(
         'permission_denied',
@@ -124,6 +129,8 @@ export class SandboxRunner {
         { kind: 'sandboxPreparation' },
       );
     }
+    const guard = buildPathGuard(mounted, host, launch.denyGlobMatches ?? []);
+    assertProgramShown(command.argv[0] as string, command.env, command.cwd, mounted, guard);
     return {
       backend: launch.backend,
       sandboxProgram: launch.sandboxProgram,

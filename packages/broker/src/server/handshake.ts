@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { homedir, tmpdir, userInfo } from 'node:os';
 import { basename, isAbsolute } from 'node:path';
 import { currentHostOs, FsError, type HostOs, nativeToPathUri, type WireResultOf } from '@fs-sandbox/policy';
 import packageJson from '../../package.json' with { type: 'json' };
@@ -53,13 +53,25 @@ export function describeEnvironment(): EnvironmentInfo {
 }
 
 /**
- * The shell commands are wrapped in, as the reference reports it: the user's `SHELL` when it names
- * an absolute program, else the platform's standard one.
+ * The shell commands are wrapped in, found as the reference finds it: the user's login shell from
+ * the password database, else `SHELL`, each only when it names an existing absolute program, else
+ * the platform's standard one.
  */
 export function shellOf(shell: string | undefined, os: HostOs): EnvironmentInfo['shell'] {
   if (os === 'windows') return { name: 'powershell', path: 'powershell.exe' };
-  const path = shell !== undefined && isAbsolute(shell) && existsSync(shell) ? shell : '/bin/sh';
+  const usable = (path: string | null | undefined): path is string =>
+    typeof path === 'string' && isAbsolute(path) && existsSync(path);
+  const path = [loginShell(), shell].find(usable) ?? '/bin/sh';
   return { name: basename(path), path };
+}
+
+function loginShell(): string | null {
+  try {
+    return userInfo().shell;
+  } catch {
+    // No password entry for this uid (a container's arbitrary user).
+    return null;
+  }
 }
 
 export function initializeResult(environment: EnvironmentInfo): InitializeResult {

@@ -94,7 +94,7 @@ export class ProcessTable {
     const entry = new ProcessEntry(options.processId, options.outputBytesCap);
     this.entries.set(options.processId, entry);
     try {
-      entry.command = await CommandProcess.start(options.launch, options.pipeStdin, {
+      entry.command = await CommandProcess.start(options.launch, options.pipeStdin ? 'pipe' : 'ignore', {
         output: (stream, chunk) => this.onOutput(entry, stream, chunk),
         exit: (exitCode) => this.onExit(entry, exitCode),
         closed: () => this.onClosed(entry),
@@ -134,15 +134,20 @@ export class ProcessTable {
     }
     const chunks: WireResultOf<'process/read'>['chunks'] = [];
     let bytes = 0;
+    // Past every event so far (output, exit, close), as the reference counts, unless maxBytes
+    // left chunks for the next read.
+    let nextSeq = entry.seq + 1;
     for (const chunk of pending()) {
-      if (maxBytes !== null && chunks.length > 0 && bytes + chunk.chunk.length > maxBytes) break;
+      if (maxBytes !== null && chunks.length > 0 && bytes + chunk.chunk.length > maxBytes) {
+        nextSeq = chunk.seq;
+        break;
+      }
       chunks.push({ seq: chunk.seq, stream: chunk.stream, chunk: chunk.chunk.toString('base64') });
       bytes += chunk.chunk.length;
     }
-    const last = chunks.at(-1);
     return {
       chunks,
-      nextSeq: last === undefined ? entry.seq + 1 : last.seq + 1,
+      nextSeq,
       exited: entry.exited,
       exitCode: entry.exitCode,
       closed: entry.closed,
@@ -168,8 +173,9 @@ export class ProcessTable {
     return { running: true };
   }
 
+  /** SIGINT to a running process; an unknown or finished id is ignored, as the reference does. */
   interrupt(processId: string): void {
-    this.existing(processId).command?.interrupt();
+    this.entries.get(processId)?.command?.interrupt();
   }
 
   /** The client read some notifications: commands paused for it may go on. */
