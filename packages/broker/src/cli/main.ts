@@ -13,6 +13,7 @@ import { registerExplainCommand } from './explain-command.js';
 import { registerGlobCommand } from './glob-command.js';
 import { registerGrepCommand } from './grep-command.js';
 import { registerLsCommand } from './ls-command.js';
+import { registerMcpCommand } from './mcp-command.js';
 import { registerMkdirCommand } from './mkdir-command.js';
 import { registerMvCommand } from './mv-command.js';
 import { registerReadCommand } from './read-command.js';
@@ -56,6 +57,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerWhyCommand(program, deps);
   registerDemoCommand(program, deps);
   registerServeCommand(program, deps);
+  registerMcpCommand(program, deps);
   return program;
 }
 
