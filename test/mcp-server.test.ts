@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from './support/build.js';
+import { ensureBuilt, REPO } from './support/build.js';
 import { connectMcp, type McpConnection, ourServer, referenceServer } from './support/mcp-client.js';
 
 /**
@@ -32,6 +32,7 @@ function makeFixture(base: string): string {
     'image.png': PNG,
     'data.bin': Buffer.from([0, 1, 2, 3, 255]),
     '.hidden': 'h\n',
+    'crlf.txt': 'first\r\nsecond\r\n',
   };
   for (const [name, content] of Object.entries(files)) {
     mkdirSync(join(root, name, '..'), { recursive: true });
@@ -102,6 +103,14 @@ function script(R: string): Step[] {
       args: { path: 'notes.txt', head: 2, tail: 2 },
       differs: kindPrefixed('invalid_params'),
     },
+    {
+      tool: 'read_text_file',
+      args: { path: 'src/a.ts', tail: 1 },
+      differs: {
+        why: 'tail counts lines as head does; the reference counts the empty string after the final newline as a line (its tail 1 is empty)',
+        ours: (text) => expect(text).toBe('export const a = 1;'),
+      },
+    },
     { tool: 'read_file', args: { path: 'README.md' } },
     { tool: 'read_multiple_files', args: { paths: [`${R}/src/a.ts`, 'README.md'] } },
     {
@@ -149,6 +158,8 @@ function script(R: string): Step[] {
       args: { path: 'new.txt', edits: [{ oldText: 'no such text', newText: 'x' }] },
       differs: kindPrefixed('text_not_found', 'Could not find exact match for edit:\nno such text'),
     },
+    // Same diff; the reference rewrites the file with LF endings, ours keeps its CRLF (checked below).
+    { tool: 'edit_file', args: { path: 'crlf.txt', edits: [{ oldText: 'second', newText: 'SECOND' }] } },
     { tool: 'create_directory', args: { path: 'made/deep/er' } },
     { tool: 'create_directory', args: { path: `${R}/made` } },
     { tool: 'move_file', args: { source: 'new.txt', destination: 'made/deep/er/moved.txt' } },
@@ -222,6 +233,12 @@ describe.skipIf(!linux)('fs-sandbox mcp against the reference server (Linux: rea
     if (base) await rm(base, { recursive: true, force: true });
   });
 
+  it('keeps the MCP SDK off the start-up path of the other commands (a dynamic import in the bundle)', () => {
+    const bundle = readFileSync(join(REPO, 'packages/broker/dist/cli.js'), 'utf8');
+    expect(bundle).not.toMatch(/from\s*"@modelcontextprotocol\/sdk/);
+    expect(bundle).toMatch(/import\("@modelcontextprotocol\/sdk\/server\/mcp\.js"\)/);
+  });
+
   it('lists the reference tools with the same names, input schemas and annotations, plus three of its own', async () => {
     const [{ tools: ourTools }, { tools: referenceTools }] = await Promise.all([
       ours.client.listTools(),
@@ -280,6 +297,8 @@ describe.skipIf(!linux)('fs-sandbox mcp against the reference server (Linux: rea
       );
     }
     expect(existsSync(join(base, 'ours', 'allowed_evil', 'planted.txt'))).toBe(false);
+    expect(readFileSync(join(ourRoot, 'crlf.txt'), 'utf8')).toBe('first\r\nSECOND\r\n');
+    expect(readFileSync(join(referenceRoot, 'crlf.txt'), 'utf8')).toBe('first\nSECOND\n');
   }, 120_000);
 
   it('gives its error results the kind in the text and in structuredContent', async () => {
@@ -403,6 +422,26 @@ describe.skipIf(!linux)('fs-sandbox mcp refuses what the reference let through (
     // A write to the other name replaces that name only; the denied file keeps its content.
     await server.call('write_file', { path: 'alias.txt', content: 'replaced\n' });
     expect(readFileSync(join(root, 'secret.env'), 'utf8')).toBe('DENIED TOKEN\n');
+  });
+  it('with --read-only reads the allowed directories and writes nothing there', async () => {
+    const readOnly = await connectMcp(ourServer(['--read-only', root]));
+    try {
+      expect((await readOnly.call('read_text_file', { path: 'README.md' })).text).toBe(
+        '# Demo\n\nA fixture.\n',
+      );
+      const refusals = [
+        await readOnly.call('write_file', { path: 'README.md', content: 'changed' }),
+        await readOnly.call('create_directory', { path: 'new-dir' }),
+        await readOnly.call('delete_file', { path: 'notes.txt' }),
+        await readOnly.call('edit_file', { path: 'README.md', edits: [{ oldText: 'Demo', newText: 'X' }] }),
+      ];
+      for (const result of refusals) expect(result.isError, result.text).toBe(true);
+      expect(readFileSync(join(root, 'README.md'), 'utf8')).toBe('# Demo\n\nA fixture.\n');
+      expect(existsSync(join(root, 'new-dir'))).toBe(false);
+      expect(existsSync(join(root, 'notes.txt'))).toBe(true);
+    } finally {
+      await readOnly.close();
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { extname } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { encodeText } from '@fs-sandbox/helper';
 import { FsError, LIMITS, type ResultOf } from '@fs-sandbox/policy';
 import { z } from 'zod';
 import { applyLooseEdits, fencedDiff, toLf } from './text-edits.js';
@@ -55,13 +56,6 @@ const mediaBlock = z.union([
 ]);
 
 type MediaBlock = z.infer<typeof mediaBlock>;
-
-/** Text as the file had it: its encoding and byte-order mark. */
-function encodeLike(text: string, read: ResultOf<'fs/readTextFile'>): Buffer {
-  if (read.encoding === 'utf-8') return Buffer.from(read.bom ? `\ufeff${text}` : text, 'utf8');
-  const little = Buffer.from(read.bom ? `\ufeff${text}` : text, 'utf16le');
-  return read.encoding === 'utf-16le' ? little : little.swap16();
-}
 
 const readTextDescription =
   'Read a text file (UTF-8, or UTF-16 with a byte-order mark) whole, or only its first N lines (head) or last N lines (tail). ' +
@@ -174,7 +168,7 @@ export const FILE_TOOLS = [
       if (!args.dryRun && after !== before) {
         // A CRLF file stays CRLF; the hash makes the write refuse a file changed since the read.
         const text = read.lineEnding === 'crlf' ? after.replaceAll('\n', '\r\n') : after;
-        const dataBase64 = encodeLike(text, read).toString('base64');
+        const dataBase64 = encodeText(text, read.encoding, read.bom).toString('base64');
         await scope.call('fs/writeFile', { path, dataBase64, expectedSha256: read.sha256 });
       }
       return textResult(diff);
