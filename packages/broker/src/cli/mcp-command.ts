@@ -2,7 +2,7 @@ import { currentHostOs } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
-import { type CliDeps, EXIT } from './cli-io.js';
+import type { CliDeps } from './cli-io.js';
 import { collect } from './context-options.js';
 import { addPoolOptions, type PoolFlags, poolOptionsFrom } from './pool-flags.js';
 
@@ -51,6 +51,5 @@ export function registerMcpCommand(program: Command, deps: CliDeps): Command {
       deps.io.stdin.once('end', () => void server.close());
       await closed;
       await broker.close();
-      deps.setExitCode(EXIT.ok);
     });
 }

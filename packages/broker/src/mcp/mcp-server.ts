@@ -27,6 +27,8 @@ export interface McpServerOptions {
   version: string;
 }
 
+const ROOTS_TIMEOUT_MS = 10_000;
+
 const textOutput = { content: z.string(), errorKind: z.string().optional() };
 
 /**
@@ -63,7 +65,8 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
   refuseBadArgumentsWithKind(server);
   if (options.directories.length === 0) {
     const fetchRoots = async () => {
-      const { roots } = await server.server.listRoots();
+      // Bounded: calls wait for this answer, and a client may never give it.
+      const { roots } = await server.server.listRoots(undefined, { timeout: ROOTS_TIMEOUT_MS });
       scopes.replace(
         roots.map((root) => (root.uri.startsWith('file://') ? fileURLToPath(root.uri) : root.uri)),
       );
