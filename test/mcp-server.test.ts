@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -511,6 +511,17 @@ describe.skipIf(!linux)(
       } finally {
         await server.close();
       }
+    });
+
+    it('exits with a usage error when no DIR given names a directory, as the reference does', () => {
+      const run = spawnSync(process.execPath, ourServer([dir('missing'), join(dir('one'), 'one.txt')]), {
+        input: '',
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toContain('none of the directories is accessible');
+      expect(run.stdout).toBe('');
     });
 
     it('refuses every call, with its kind, when there is neither a DIR nor a client root', async () => {

@@ -2,9 +2,10 @@ import { currentHostOs } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
-import type { CliDeps } from './cli-io.js';
+import { type CliDeps, EXIT } from './cli-io.js';
 import { collect } from './context-options.js';
 import { addPoolOptions, type PoolFlags, poolOptionsFrom } from './pool-flags.js';
+import { escapeForTerminal } from './terminal-text.js';
 
 interface McpFlags extends BrokerFlags, PoolFlags {
   readOnly?: boolean;
@@ -26,20 +27,28 @@ export function registerMcpCommand(program: Command, deps: CliDeps): Command {
       [],
     )
     .action(async (dirs: string[], flags: McpFlags) => {
+      const { AllowedDirectories } = await import('../mcp/allowed-directories.js');
+      const os = currentHostOs();
+      const log = (line: string) => deps.io.stderr.write(`${escapeForTerminal(line)}\n`);
+      // As the reference: DIRs that all fail to name a directory are a start-up error, not an empty server.
+      if (dirs.length > 0 && AllowedDirectories.resolve(dirs, deps.io.cwd, os, () => {}).isEmpty) {
+        log(`fs-sandbox mcp: none of the directories is accessible: ${dirs.join(', ')}`);
+        deps.setExitCode(EXIT.usage);
+        return;
+      }
       const { createMcpServer } = await import('../mcp/mcp-server.js');
       const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
       const broker = deps.createBroker({
         ...brokerOptionsFrom(flags, deps.io),
         pool: poolOptionsFrom(flags),
       });
-      const log = (line: string) => deps.io.stderr.write(`${line}\n`);
       const server = await createMcpServer({
         broker,
         directories: dirs,
         base: deps.io.cwd,
         readOnly: flags.readOnly === true,
         deny: flags.deny,
-        os: currentHostOs(),
+        os,
         log,
         version: packageJson.version,
       });
