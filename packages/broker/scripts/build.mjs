@@ -32,7 +32,7 @@ await Promise.all([
     entryPoints: { cli: 'src/cli/bin.ts' },
     outdir: 'dist',
     // @vscode/ripgrep finds its per-platform binary relative to its own installed location.
-    external: ['ws', 'koffi', 'esbuild', '@vscode/ripgrep'],
+    external: ['ws', 'koffi', 'esbuild', '@vscode/ripgrep', '@modelcontextprotocol/sdk'],
     // One process per `fs-sandbox call`: a minified bundle compiles faster at every start.
     minify: true,
     // Bundled CommonJS dependencies (commander) call require() for Node built-ins.

@@ -17,3 +17,4 @@ export type {
 } from './protocol.js';
 export { RIPGREP_FIXED_ARGS, RIPGREP_THREADS } from './ripgrep/rg-args.js';
 export { type RunOptions, runRequest } from './run-request.js';
+export { encodeText } from './text-codec.js';

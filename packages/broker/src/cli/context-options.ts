@@ -41,7 +41,7 @@ export interface ContextDefaults {
 export const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** A `--deny` value with one of these characters is a glob pattern, as in the policy's glob entries. */
-const GLOB_CHARACTERS = /[*?[{]/;
+export const GLOB_CHARACTERS = /[*?[{]/;
 
 export function addContextOptions(command: Command): Command {
   return command

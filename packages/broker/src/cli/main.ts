@@ -13,6 +13,7 @@ import { registerExplainCommand } from './explain-command.js';
 import { registerGlobCommand } from './glob-command.js';
 import { registerGrepCommand } from './grep-command.js';
 import { registerLsCommand } from './ls-command.js';
+import { registerMcpCommand } from './mcp-command.js';
 import { registerMkdirCommand } from './mkdir-command.js';
 import { registerMvCommand } from './mv-command.js';
 import { registerReadCommand } from './read-command.js';
@@ -61,6 +62,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerDemoCommand(program, deps);
   registerServeCommand(program, deps);
   registerRunCommand(program, deps);
+  registerMcpCommand(program, deps);
   return program;
 }
 

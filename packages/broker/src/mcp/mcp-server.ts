@@ -1,0 +1,155 @@
+import { fileURLToPath } from 'node:url';
+import { FsError, type HostOs, type ParamsIn } from '@fs-sandbox/policy';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import type { Broker, FsMethod } from '../broker-api.js';
+import { AllowedDirectories } from './allowed-directories.js';
+import { EXTRA_TOOLS } from './extra-tools.js';
+import { FILE_TOOLS } from './file-tools.js';
+import { mcpSandboxContext } from './sandbox-context.js';
+import { errorResult, errorText } from './tool-result.js';
+import type { McpScope } from './tool-spec.js';
+import { TREE_TOOLS } from './tree-tools.js';
+
+export const MCP_TOOLS = [...FILE_TOOLS, ...TREE_TOOLS, ...EXTRA_TOOLS];
+
+export interface McpServerOptions {
+  broker: Broker;
+  /** The DIR operands; none means the client's roots decide. */
+  directories: readonly string[];
+  /** What relative DIR operands are under. */
+  base: string;
+  readOnly: boolean;
+  deny: readonly string[];
+  os: HostOs;
+  /** Diagnostics (stdout is the protocol). */
+  log(line: string): void;
+  version: string;
+}
+
+const ROOTS_TIMEOUT_MS = 10_000;
+
+const textOutput = { content: z.string(), errorKind: z.string().optional() };
+
+/**
+ * The MCP filesystem server: the reference's tools (and three more) with every call run through
+ * the broker in a sandbox built from the allowed directories. The SDK is imported here, when the
+ * `mcp` command runs, so the other commands never load it.
+ */
+export async function createMcpServer(options: McpServerOptions): Promise<McpServer> {
+  const [{ McpServer }, { RootsListChangedNotificationSchema }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/mcp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  const server = new McpServer({ name: 'fs-sandbox', version: options.version });
+  const scopes = new ScopeHolder(options);
+  for (const tool of MCP_TOOLS) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        outputSchema: tool.outputSchema ?? textOutput,
+        annotations: tool.annotations,
+      },
+      async (args) => {
+        try {
+          return await tool.run(args as never, await scopes.current());
+        } catch (error) {
+          return errorResult(error);
+        }
+      },
+    );
+  }
+  refuseBadArgumentsWithKind(server);
+  if (options.directories.length === 0) {
+    const fetchRoots = async () => {
+      // Bounded: calls wait for this answer, and a client may never give it.
+      const { roots } = await server.server.listRoots(undefined, { timeout: ROOTS_TIMEOUT_MS });
+      scopes.replace(
+        roots.map((root) => (root.uri.startsWith('file://') ? fileURLToPath(root.uri) : root.uri)),
+      );
+    };
+    server.server.oninitialized = () => {
+      if (server.server.getClientCapabilities()?.roots) scopes.waitFor(fetchRoots());
+      else
+        options.log(
+          'fs-sandbox mcp: no DIR given and the client offers no roots: every tool call is refused',
+        );
+    };
+    server.server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+      scopes.waitFor(fetchRoots());
+    });
+  }
+  return server;
+}
+
+/**
+ * The SDK answers arguments that fail a tool's schema (and unknown tools) with an `isError` text of
+ * its own; the text is kept, and the kind put in front of it, as for every other refusal.
+ */
+function refuseBadArgumentsWithKind(server: McpServer): void {
+  const sdk = server as unknown as { createToolError(message: string): unknown };
+  sdk.createToolError = (message: string) => errorText('invalid_params', message);
+}
+
+/** The allowed directories in force, replaced when the client's roots change. */
+class ScopeHolder {
+  private scope: McpScope;
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: McpServerOptions) {
+    this.scope = this.scopeFor(options.directories, options.base);
+  }
+
+  /** Waits for a roots update in flight, so a call never runs under the roots it replaces. */
+  async current(): Promise<McpScope> {
+    await this.pending;
+    return this.scope;
+  }
+
+  waitFor(update: Promise<void>): void {
+    this.pending = update.catch((error: unknown) =>
+      this.options.log(`fs-sandbox mcp: could not read the client's roots: ${(error as Error).message}`),
+    );
+  }
+
+  replace(requested: readonly string[]): void {
+    const next = this.scopeFor(requested, process.cwd());
+    if (next.directories.isEmpty) {
+      this.options.log(
+        'fs-sandbox mcp: the client gave no usable root; the allowed directories stay as they were',
+      );
+      return;
+    }
+    this.scope = next;
+    this.options.log(
+      `fs-sandbox mcp: allowed directories from the client's roots: ${next.directories.directories.join(', ')}`,
+    );
+  }
+
+  private scopeFor(requested: readonly string[], base: string): McpScope {
+    const { broker, os, log } = this.options;
+    const directories = AllowedDirectories.resolve(requested, base, os, log);
+    const sandbox = directories.isEmpty
+      ? null
+      : mcpSandboxContext({
+          directories: directories.directories,
+          readOnly: this.options.readOnly,
+          deny: this.options.deny,
+          os,
+        });
+    return {
+      directories,
+      call<M extends FsMethod>(method: M, params: Omit<ParamsIn<M>, 'sandbox'>) {
+        if (sandbox === null)
+          throw new FsError(
+            'permission_denied',
+            'no allowed directories: none given and no roots from the client',
+          );
+        return broker.call(method, { ...params, sandbox } as ParamsIn<M>);
+      },
+    };
+  }
+}

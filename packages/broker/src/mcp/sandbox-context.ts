@@ -1,0 +1,60 @@
+import { resolve } from 'node:path';
+import {
+  type FileSystemEntry,
+  type HostOs,
+  nativeToPathUri,
+  type SandboxContextInput,
+  workspaceWriteProfile,
+} from '@fs-sandbox/policy';
+import { GLOB_CHARACTERS } from '../cli/context-options.js';
+
+export interface McpSandboxOptions {
+  /** Absolute native directories (at least one). */
+  directories: readonly string[];
+  /** Readable roots instead of writable ones. */
+  readOnly: boolean;
+  /** `--deny` values: a path, or a glob (relative ones under the first directory). */
+  deny: readonly string[];
+  os: HostOs;
+}
+
+/**
+ * The sandbox every tool call runs in: the allowed directories (writable, or readable with
+ * `--read-only`), the platform's minimal reads (what the helper needs to start) and nothing else of
+ * the disk, minus the deny entries. The protected names inside writable roots come with the profile.
+ */
+export function mcpSandboxContext(options: McpSandboxOptions): SandboxContextInput {
+  const { directories, os } = options;
+  const first = directories[0] as string;
+  const uri = (path: string) => nativeToPathUri(resolve(first, path), os);
+  const roots = directories.map(uri);
+  const denyPaths = options.deny.filter((value) => !GLOB_CHARACTERS.test(value));
+  const denyGlobs: FileSystemEntry[] = options.deny
+    .filter((value) => GLOB_CHARACTERS.test(value))
+    .map((pattern) => ({ path: { type: 'glob_pattern', pattern }, access: 'deny' }));
+  const profile = workspaceWriteProfile({
+    writableRoots: options.readOnly ? [] : roots,
+    deny: denyPaths.map(uri),
+  });
+  const minimal: FileSystemEntry = { path: { type: 'special', value: { kind: 'minimal' } }, access: 'read' };
+  const reads: FileSystemEntry[] = options.readOnly
+    ? roots.map((root) => ({ path: { type: 'path', path: root }, access: 'read' }))
+    : [];
+  // The profile's whole-disk read becomes the minimal roots and the allowed directories — except
+  // on Windows, whose restricted token confines writes only and refuses a narrowed read set.
+  const entries =
+    os === 'windows'
+      ? [...profile.file_system.entries, ...denyGlobs]
+      : [
+          minimal,
+          ...reads,
+          ...profile.file_system.entries.filter((entry) => entry.path.type !== 'special'),
+          ...denyGlobs,
+        ];
+  return {
+    permissions: { ...profile, file_system: { ...profile.file_system, entries } },
+    cwd: roots[0] as string,
+    workspaceRoots: roots,
+    windowsSandboxLevel: os === 'windows' ? 'restricted-token' : 'disabled',
+  };
+}

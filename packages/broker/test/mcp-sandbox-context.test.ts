@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { mcpSandboxContext } from '../src/mcp/sandbox-context.js';
+
+describe('mcpSandboxContext', () => {
+  it('writes the allowed directories and reads nothing else but the minimal roots', () => {
+    const context = mcpSandboxContext({
+      directories: ['/w/a', '/w/b'],
+      readOnly: false,
+      deny: [],
+      os: 'linux',
+    });
+    expect(context.permissions).toMatchObject({
+      file_system: {
+        entries: [
+          { path: { type: 'special', value: { kind: 'minimal' } }, access: 'read' },
+          { path: { type: 'path', path: 'file:///w/a' }, access: 'write' },
+          { path: { type: 'path', path: 'file:///w/b' }, access: 'write' },
+        ],
+      },
+    });
+    expect(context.cwd).toBe('file:///w/a');
+  });
+
+  it('with readOnly, reads the directories and writes nothing; deny paths and globs narrow it', () => {
+    const context = mcpSandboxContext({
+      directories: ['/w/a'],
+      readOnly: true,
+      deny: ['secret.env', '**/*.pem'],
+      os: 'linux',
+    });
+    const entries = (context.permissions as { file_system: { entries: { access: string }[] } }).file_system
+      .entries;
+    expect(entries).toEqual([
+      { path: { type: 'special', value: { kind: 'minimal' } }, access: 'read' },
+      { path: { type: 'path', path: 'file:///w/a' }, access: 'read' },
+      { path: { type: 'path', path: 'file:///w/a/secret.env' }, access: 'deny' },
+      { path: { type: 'glob_pattern', pattern: '**/*.pem' }, access: 'deny' },
+    ]);
+    expect(entries.some((entry) => entry.access === 'write')).toBe(false);
+  });
+});
