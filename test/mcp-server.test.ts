@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -377,6 +377,24 @@ describe.skipIf(!linux)('fs-sandbox mcp refuses what the reference let through (
     expect(existsSync(join(outside(), 'planted.txt'))).toBe(false);
     expect(existsSync(join(outside(), 'made'))).toBe(false);
     expect(existsSync(join(root, 'notes.txt'))).toBe(true);
+  });
+
+  it('reads no host configuration through a link inside (the helper needs the minimal roots, the client gets only its roots)', async () => {
+    symlinkSync('/etc/shadow', join(root, 'shadow-link'));
+    symlinkSync('/etc', join(root, 'etc-link'));
+    try {
+      const results = [
+        await server.call('read_text_file', { path: 'shadow-link' }),
+        await server.call('read_text_file', { path: 'etc-link/passwd' }),
+        await server.call('list_directory', { path: 'etc-link' }),
+        await server.call('search_content', { path: 'etc-link', pattern: 'root' }),
+      ];
+      for (const result of results) expect(result.isError, result.text).toBe(true);
+      expectNoSecret(results, 'root:');
+    } finally {
+      rmSync(join(root, 'shadow-link'));
+      rmSync(join(root, 'etc-link'));
+    }
   });
 
   it('never reads or writes outside through a name swapped between a file and a link while it runs', async () => {

@@ -13,6 +13,7 @@ describe('mcpSandboxContext', () => {
       file_system: {
         entries: [
           { path: { type: 'special', value: { kind: 'minimal' } }, access: 'read' },
+          { path: { type: 'path', path: 'file:///etc' }, access: 'deny' },
           { path: { type: 'path', path: 'file:///w/a' }, access: 'write' },
           { path: { type: 'path', path: 'file:///w/b' }, access: 'write' },
         ],
@@ -32,10 +33,24 @@ describe('mcpSandboxContext', () => {
       .entries;
     expect(entries).toEqual([
       { path: { type: 'special', value: { kind: 'minimal' } }, access: 'read' },
+      { path: { type: 'path', path: 'file:///etc' }, access: 'deny' },
       { path: { type: 'path', path: 'file:///w/a' }, access: 'read' },
       { path: { type: 'path', path: 'file:///w/a/secret.env' }, access: 'deny' },
       { path: { type: 'glob_pattern', pattern: '**/*.pem' }, access: 'deny' },
     ]);
     expect(entries.some((entry) => entry.access === 'write')).toBe(false);
+  });
+
+  it('keeps the host configuration unreadable unless an allowed directory holds it', () => {
+    const denied = (directories: string[], os: 'linux' | 'macos') =>
+      JSON.stringify(mcpSandboxContext({ directories, readOnly: false, deny: [], os })).includes(
+        'etc"},"access":"deny"',
+      );
+    expect(denied(['/w'], 'linux')).toBe(true);
+    expect(denied(['/w'], 'macos')).toBe(true);
+    expect(denied(['/'], 'linux')).toBe(false);
+    expect(denied(['/etc'], 'linux')).toBe(false);
+    // A directory inside it is a deeper entry, which wins over the deny.
+    expect(denied(['/etc/app'], 'linux')).toBe(true);
   });
 });

@@ -23,6 +23,23 @@ export interface McpSandboxOptions {
  * `--read-only`), the platform's minimal reads (what the helper needs to start) and nothing else of
  * the disk, minus the deny entries. The protected names inside writable roots come with the profile.
  */
+/**
+ * The reference server reads nothing outside its allowed directories; the helper needs the minimal
+ * roots to start, but not the host's configuration (`/etc`: `shadow` is readable by root), so a
+ * link inside an allowed directory cannot reach it. Deeper entries win, so an allowed directory
+ * inside it stays allowed; one that contains it keeps it readable, as the operator asked.
+ */
+const CONFIGURATION_ROOT: Partial<Record<HostOs, string>> = { linux: '/etc', macos: '/private/etc' };
+
+function hiddenConfiguration(directories: readonly string[], os: HostOs): FileSystemEntry[] {
+  const root = CONFIGURATION_ROOT[os];
+  if (root === undefined) return [];
+  const containsIt = directories.some(
+    (directory) => root === directory || root.startsWith(`${directory.replace(/\/$/, '')}/`),
+  );
+  return containsIt ? [] : [{ path: { type: 'path', path: nativeToPathUri(root, os) }, access: 'deny' }];
+}
+
 export function mcpSandboxContext(options: McpSandboxOptions): SandboxContextInput {
   const { directories, os } = options;
   const first = directories[0] as string;
@@ -47,6 +64,7 @@ export function mcpSandboxContext(options: McpSandboxOptions): SandboxContextInp
       ? [...profile.file_system.entries, ...denyGlobs]
       : [
           minimal,
+          ...hiddenConfiguration(directories, os),
           ...reads,
           ...profile.file_system.entries.filter((entry) => entry.path.type !== 'special'),
           ...denyGlobs,
