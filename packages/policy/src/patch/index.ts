@@ -3,3 +3,4 @@ export * from './line-endings.js';
 export * from './parse-patch.js';
 export * from './patch-targets.js';
 export * from './seek-lines.js';
+export * from './patch-bounds.js';
