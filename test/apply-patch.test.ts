@@ -127,6 +127,33 @@ const SCENARIOS: Scenario[] = [
     patch: P('*** Update File: c.txt\n@@\n-a\n+A'),
   },
   {
+    name: 'mixed line endings: untouched lines keep theirs, new lines take the first line break',
+    before: { 'm.txt': 'a\r\nb\nc\r\nd\n', 'n.txt': 'a\nb\r\nc\r\n' },
+    patch: P(
+      '*** Update File: m.txt\n@@\n b\n-c\n+C\n+C2\n*** Update File: n.txt\n@@\n-c\n+C\n+C2',
+    ),
+  },
+  {
+    name: 'a context line matched loosely keeps its own text; a removed and re-added one does not',
+    before: { 'f.txt': 'a\r\nb  \nc\r\nd\n', 'g.txt': 'a\r\nb\nc\r\nd\n' },
+    patch: P('*** Update File: f.txt\n@@\n b\n-c\n+C\n*** Update File: g.txt\n@@\n-b\n+b\n-c\n+C\n d'),
+  },
+  {
+    name: 'CRLF file without a final newline',
+    before: { 'c.txt': 'a\r\nb' },
+    patch: P('*** Update File: c.txt\n@@\n-a\n+A'),
+  },
+  {
+    name: 'a UTF-8 BOM is kept when a later line changes',
+    before: { 'b.txt': '\uFEFFone\ntwo\n' },
+    patch: P('*** Update File: b.txt\n@@\n-two\n+TWO'),
+  },
+  {
+    name: 'a UTF-8 BOM is part of the first line (context without it does not match)',
+    before: { 'b.txt': '\uFEFFone\ntwo\n' },
+    patch: P('*** Update File: b.txt\n@@\n-one\n+ONE'),
+  },
+  {
     name: 'heredoc-wrapped patch',
     before: {},
     patch: "<<'EOF'\n*** Begin Patch\n*** Add File: h.txt\n+h\n*** End Patch\nEOF\n",

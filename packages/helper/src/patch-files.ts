@@ -29,7 +29,9 @@ export interface PatchFileContext {
   guard: PathGuard | null;
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a byte order mark stays in the text (as the first line's first character, where the
+// reference reads it too) and so is written back.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A file's text, or null when nothing is there. Not UTF-8 is refused, as the reference refuses it. */
 export async function readTextOrNull(path: string, context: PatchFileContext): Promise<string | null> {

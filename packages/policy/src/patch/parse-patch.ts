@@ -13,6 +13,11 @@ export interface PatchChunk {
   context: string | null;
   oldLines: string[];
   newLines: string[];
+  /**
+   * For each new line, the index of the old line it is (a context line, which keeps the file's own
+   * text and line break, as the reference keeps it), or null for an added line.
+   */
+  keptFrom: (number | null)[];
   /** `*** End of File`: the old lines must end the file. */
   endOfFile: boolean;
 }
@@ -156,7 +161,7 @@ function parseChunk(
     throw invalidHunk(`Expected update hunk to start with a @@ context marker, got: '${first}'`, line);
   }
   if (bodyStart >= lines.length) throw invalidHunk(NO_LINES, line + 1);
-  const chunk: PatchChunk = { context, oldLines: [], newLines: [], endOfFile: false };
+  const chunk: PatchChunk = { context, oldLines: [], newLines: [], keptFrom: [], endOfFile: false };
   let parsed = 0;
   for (let index = bodyStart; index < lines.length; index++) {
     const current = lines[index] as string;
@@ -168,13 +173,12 @@ function parseChunk(
     }
     const marker = current.charAt(0);
     const text = current.slice(1);
-    if (current === '') {
-      chunk.oldLines.push('');
-      chunk.newLines.push('');
-    } else if (marker === ' ') {
+    if (current === '' || marker === ' ') {
+      chunk.keptFrom.push(chunk.oldLines.length);
       chunk.oldLines.push(text);
       chunk.newLines.push(text);
     } else if (marker === '+') {
+      chunk.keptFrom.push(null);
       chunk.newLines.push(text);
     } else if (marker === '-') {
       chunk.oldLines.push(text);
