@@ -4,6 +4,7 @@ import {
   fsPathArg,
   type HostOs,
   isFsError,
+  LIMITS,
   type PathGuard,
   parentPath,
 } from '@fs-sandbox/policy/core';
@@ -37,7 +38,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 export async function readTextOrNull(path: string, context: PatchFileContext): Promise<string | null> {
   let bytes: Buffer;
   try {
-    bytes = await readWholeFile(path, context.guard);
+    bytes = await readWholeFile(path, context.guard, LIMITS.textMaxBytes);
   } catch (error) {
     if (isFsError(error) && error.kind === 'not_found') return null;
     throw error;

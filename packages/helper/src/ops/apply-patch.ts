@@ -2,6 +2,7 @@ import {
   applyChunks,
   FsError,
   isFsError,
+  LIMITS,
   type PatchHunk,
   type PatchTargetOf,
   parseBoundedPatch,
@@ -9,6 +10,8 @@ import {
 } from '@fs-sandbox/policy/core';
 import { displayPath } from '../display-path.js';
 import type { Operation } from '../operation.js';
+import { sizeText } from '../size-text.js';
+import { textTooLarge } from '../text-codec.js';
 import { pathParam, requiredBoolean } from '../params.js';
 import { AtomicCommitError, commitAtomically } from '../patch-atomic.js';
 import {
@@ -166,6 +169,9 @@ class Planner {
       );
     }
     const text = applyChunks(original, hunk.chunks, displayPath(path));
+    if (Buffer.byteLength(text, 'utf8') > LIMITS.textMaxBytes) {
+      throw textTooLarge(path, `would be ${sizeText(Buffer.byteLength(text, 'utf8'))} after the patch`);
+    }
     const destination = target.movePath;
     // Read through a link, the update replaces the link's target: the link is not what was read.
     const sourceBefore: Before = { text: original, lost: await this.notAFile(path) };
