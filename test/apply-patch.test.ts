@@ -130,9 +130,7 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'mixed line endings: untouched lines keep theirs, new lines take the first line break',
     before: { 'm.txt': 'a\r\nb\nc\r\nd\n', 'n.txt': 'a\nb\r\nc\r\n' },
-    patch: P(
-      '*** Update File: m.txt\n@@\n b\n-c\n+C\n+C2\n*** Update File: n.txt\n@@\n-c\n+C\n+C2',
-    ),
+    patch: P('*** Update File: m.txt\n@@\n b\n-c\n+C\n+C2\n*** Update File: n.txt\n@@\n-c\n+C\n+C2'),
   },
   {
     name: 'a context line matched loosely keeps its own text; a removed and re-added one does not',
@@ -354,7 +352,8 @@ describe.skipIf(process.platform !== 'linux')('apply-patch security through real
         const kind = run.code === 0 ? 'applied' : (/\[(\w+)\]/.exec(run.stderr)?.[1] ?? 'error');
         outcomes.set(kind, (outcomes.get(kind) ?? 0) + 1);
         expect(readdirSync(keep).sort(), `round ${round}`).toEqual([...names].sort());
-        for (const name of names) expect(readFileSync(join(keep, name), 'utf8'), `${name}, round ${round}`).toBe('x');
+        for (const name of names)
+          expect(readFileSync(join(keep, name), 'utf8'), `${name}, round ${round}`).toBe('x');
       }
     } finally {
       toggler.kill('SIGKILL');

@@ -97,7 +97,8 @@ class AtomicCommit {
   private async locateRemoval(path: string): Promise<LocatedName> {
     const located = await locateName(path, this.context.os);
     try {
-      if (this.context.guard !== null) refuseGuarded(this.context.guard, located.physical, path, this.context.os);
+      if (this.context.guard !== null)
+        refuseGuarded(this.context.guard, located.physical, path, this.context.os);
     } catch (error) {
       await located.parent.close();
       throw error;
@@ -113,7 +114,10 @@ class AtomicCommit {
       const staging = await createStagingFile(target, os);
       try {
         await staging.handle.writeAll(new TextEncoder().encode(text));
-        await sealStagingFile(staging.handle, target, { mode: modeForReplacement(target.existing), durable: true });
+        await sealStagingFile(staging.handle, target, {
+          mode: modeForReplacement(target.existing),
+          durable: true,
+        });
       } catch (error) {
         await staging.handle.close().catch(() => undefined);
         await unlink(fsPathArg(staging.path)).catch(() => undefined);
@@ -142,7 +146,8 @@ class AtomicCommit {
       throw fromOsError(error, target.path);
     });
     let aside: string | null = null;
-    if (present !== null) aside = await this.keepAside(target.access, target.parent.child(tempSiblingName()), target.path);
+    if (present !== null)
+      aside = await this.keepAside(target.access, target.parent.child(tempSiblingName()), target.path);
     try {
       await publishStagingFile(staging, target, { os: this.context.os, createOnly: false, durable: true });
     } catch (error) {

@@ -1,8 +1,28 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
+import { LIMITS } from '@fs-sandbox/policy/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectKind, fails, isLinux, isRoot, ok, tempDir, tempLeftovers, uri, writableGuard } from './support/helper-run.js';
+import {
+  expectKind,
+  fails,
+  isLinux,
+  isRoot,
+  ok,
+  tempDir,
+  tempLeftovers,
+  uri,
+  writableGuard,
+} from './support/helper-run.js';
 
 function patchOf(...lines: string[]): string {
   return ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
@@ -24,7 +44,8 @@ function treeOf(dir: string, prefix = ''): Record<string, string> {
   for (const name of readdirSync(dir).sort()) {
     const path = join(dir, name);
     const stats = lstatSync(path);
-    if (stats.isSymbolicLink()) tree[prefix + name] = `-> ${execFileSync('readlink', [path]).toString().trim()}`;
+    if (stats.isSymbolicLink())
+      tree[prefix + name] = `-> ${execFileSync('readlink', [path]).toString().trim()}`;
     else if (stats.isDirectory()) {
       tree[prefix + name] = '<dir>';
       Object.assign(tree, treeOf(path, `${prefix}${name}/`));
@@ -33,7 +54,8 @@ function treeOf(dir: string, prefix = ''): Record<string, string> {
   return tree;
 }
 
-const MIXED = patchOf(
+/** Adds new/dir/a.txt, updates b.txt, deletes d.txt. */
+const MIXED_LINES = [
   '*** Add File: new/dir/a.txt',
   '+alpha',
   '*** Update File: b.txt',
@@ -41,7 +63,8 @@ const MIXED = patchOf(
   '-b',
   '+B',
   '*** Delete File: d.txt',
-);
+];
+const MIXED = patchOf(...MIXED_LINES);
 
 function mixedTree(): string {
   const dir = tempDir();
@@ -88,7 +111,10 @@ describe('fs/applyPatch exact', () => {
       work,
     );
     expectKind(error, 'permission_denied', -32600);
-    expect(error.data.delta).toEqual({ changes: [{ path: join(work, 'dst.txt'), kind: 'add' }], exact: true });
+    expect(error.data.delta).toEqual({
+      changes: [{ path: join(work, 'dst.txt'), kind: 'add' }],
+      exact: true,
+    });
     expect(readFileSync(join(work, 'dst.txt'), 'utf8')).toBe('two\n');
     expect(readFileSync(join(outside, 'src.txt'), 'utf8')).toBe('one\n');
   });
@@ -102,18 +128,24 @@ describe('fs/applyPatch files', () => {
     expect(readFileSync(join(dir, 'crlf.txt'), 'utf8')).toBe('\uFEFFone\r\nTWO\r\n2b\r\nthree\r\n');
   });
 
-  it.skipIf(!isLinux)('gives new files the umask, and an updated file keeps its mode (POSIX modes)', async () => {
-    const dir = tempDir();
-    writeFileSync(join(dir, 'keep.sh'), 'a\n', { mode: 0o751 });
-    const previous = process.umask(0o027);
-    try {
-      await apply(dir, patchOf('*** Add File: fresh.txt', '+x', '*** Update File: keep.sh', '@@', '-a', '+b'));
-    } finally {
-      process.umask(previous);
-    }
-    expect(statSync(join(dir, 'fresh.txt')).mode & 0o777).toBe(0o640);
-    expect(statSync(join(dir, 'keep.sh')).mode & 0o777).toBe(0o751);
-  });
+  it.skipIf(!isLinux)(
+    'gives new files the umask, and an updated file keeps its mode (POSIX modes)',
+    async () => {
+      const dir = tempDir();
+      writeFileSync(join(dir, 'keep.sh'), 'a\n', { mode: 0o751 });
+      const previous = process.umask(0o027);
+      try {
+        await apply(
+          dir,
+          patchOf('*** Add File: fresh.txt', '+x', '*** Update File: keep.sh', '@@', '-a', '+b'),
+        );
+      } finally {
+        process.umask(previous);
+      }
+      expect(statSync(join(dir, 'fresh.txt')).mode & 0o777).toBe(0o640);
+      expect(statSync(join(dir, 'keep.sh')).mode & 0o777).toBe(0o751);
+    },
+  );
 
   for (const atomic of [false, true]) {
     it(`dryRun${atomic ? ' with atomic' : ''} computes the changes and writes nothing`, async () => {
@@ -133,11 +165,33 @@ describe('fs/applyPatch files', () => {
   }
 });
 
+describe('fs/applyPatch bounds', () => {
+  it('refuses to update a file larger than the text methods read (file_too_large), writing nothing', async () => {
+    const dir = tempDir();
+    const big = `${'x'.repeat(LIMITS.textMaxBytes)}\n`;
+    writeFileSync(join(dir, 'big.txt'), big);
+    const error = await applyFails(
+      dir,
+      patchOf('*** Add File: a.txt', '+a', '*** Update File: big.txt', '@@', '+more'),
+      {
+        atomic: true,
+      },
+    );
+    expectKind(error, 'file_too_large', -32600);
+    expect(readdirSync(dir)).toEqual(['big.txt']);
+  });
+});
+
 describe('fs/applyPatch atomic', () => {
   it('commits every file, leaving no hidden name behind', async () => {
     const dir = mixedTree();
     expect(await apply(dir, MIXED, { atomic: true })).toMatchObject({ status: 'applied', exact: true });
-    expect(treeOf(dir)).toEqual({ 'b.txt': 'B\n', new: '<dir>', 'new/dir': '<dir>', 'new/dir/a.txt': 'alpha\n' });
+    expect(treeOf(dir)).toEqual({
+      'b.txt': 'B\n',
+      new: '<dir>',
+      'new/dir': '<dir>',
+      'new/dir/a.txt': 'alpha\n',
+    });
   });
 
   it('a path refused while staging changes nothing (made directories and staging files removed); without atomic the earlier files stay', async () => {
@@ -178,12 +232,13 @@ describe('fs/applyPatch atomic', () => {
       immutable = null;
     });
 
-    it('puts back every file already renamed in — the very inodes, by rename — and says nothing is committed', async () => {
+    it('puts back every file already renamed in — the very inodes and a deleted link itself, by rename — and says nothing is committed', async () => {
       const dir = tempDir();
       writeFileSync(join(dir, 'b.txt'), 'b\n');
       writeFileSync(join(dir, 'd.txt'), 'd\n');
       writeFileSync(join(dir, 'm.txt'), 'm\n');
       writeFileSync(join(dir, 'z.txt'), 'z\n');
+      symlinkSync('b.txt', join(dir, 'link'));
       const inodes = ['b.txt', 'd.txt', 'm.txt'].map((name) => statSync(join(dir, name)).ino);
       immutable = join(dir, 'z.txt');
       execFileSync('chattr', ['+i', immutable]);
@@ -191,13 +246,8 @@ describe('fs/applyPatch atomic', () => {
       const error = await applyFails(
         dir,
         patchOf(
-          '*** Add File: new/a.txt',
-          '+alpha',
-          '*** Update File: b.txt',
-          '@@',
-          '-b',
-          '+B',
-          '*** Delete File: d.txt',
+          ...MIXED_LINES,
+          '*** Delete File: link',
           '*** Update File: m.txt',
           '*** Move to: moved/m.txt',
           '@@',

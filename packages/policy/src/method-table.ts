@@ -3,8 +3,8 @@ import { decodedBase64Length } from './base64.js';
 import type { TouchedPath } from './helper-params.js';
 import type { HostOs } from './host-os.js';
 import type { PatchPolicyScope } from './patch/assess-patch.js';
-import { admitPatch, patchTouchedPaths } from './patch/patch-request.js';
 import { parseBoundedPatch } from './patch/patch-bounds.js';
+import { admitPatch, patchTouchedPaths } from './patch/patch-request.js';
 import {
   assertHandleIdLength,
   assertReadBlockLength,

@@ -10,8 +10,6 @@ import {
 } from '@fs-sandbox/policy/core';
 import { displayPath } from '../display-path.js';
 import type { Operation } from '../operation.js';
-import { sizeText } from '../size-text.js';
-import { textTooLarge } from '../text-codec.js';
 import { pathParam, requiredBoolean } from '../params.js';
 import { AtomicCommitError, commitAtomically } from '../patch-atomic.js';
 import {
@@ -22,6 +20,8 @@ import {
   readTextOrNull,
   writeText,
 } from '../patch-files.js';
+import { sizeText } from '../size-text.js';
+import { textTooLarge } from '../text-codec.js';
 
 /**
  * `fs/applyPatch` in one helper run: the patch is parsed again here (the helper trusts no caller's
@@ -237,7 +237,8 @@ async function removeOrAccount(path: string, before: Before, files: PatchFileCon
   try {
     await deleteFile(path, files);
   } catch (error) {
-    const unchanged = before.text !== null && (await readTextOrNull(path, files).catch(() => null)) === before.text;
+    const unchanged =
+      before.text !== null && (await readTextOrNull(path, files).catch(() => null)) === before.text;
     if (!unchanged) ledger.exact = false;
     throw withDelta(error, ledger);
   }

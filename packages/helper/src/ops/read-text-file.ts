@@ -1,5 +1,11 @@
 import type { HelperParamsOf } from '@fs-sandbox/policy';
-import { assertTextWindow, LIMITS, lineBreakKindOf, type PathGuard, splitLines } from '@fs-sandbox/policy/core';
+import {
+  assertTextWindow,
+  LIMITS,
+  lineBreakKindOf,
+  type PathGuard,
+  splitLines,
+} from '@fs-sandbox/policy/core';
 import { sha256OfBytes } from '../hash-file.js';
 import { openRegularFile, type RegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
