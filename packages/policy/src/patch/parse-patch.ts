@@ -50,7 +50,7 @@ function invalidHunk(message: string, line: number): FsError {
 }
 
 /** Splits as Rust's `str::lines` does: on LF, a CR before it dropped, no empty last line. */
-function splitLines(text: string): string[] {
+function rustLines(text: string): string[] {
   if (text === '') return [];
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
@@ -59,7 +59,7 @@ function splitLines(text: string): string[] {
 
 /** Throws `patch_parse_error` with the reference's message (and `data.line` for a hunk). */
 export function parsePatch(patch: string): PatchHunk[] {
-  const lines = splitLines(patch.trim());
+  const lines = rustLines(patch.trim());
   const body = patchBody(lines);
   const hunks: PatchHunk[] = [];
   let index = 0;
