@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, REPO } from './support/build.js';
 import { runCli } from './support/cli.js';
+import { startDirLinkToggler } from './support/dir-link-toggler.js';
 
 /**
  * `fs-sandbox apply-patch` (fs/applyPatch through the CLI and real bwrap) against the reference: the
@@ -125,6 +126,31 @@ const SCENARIOS: Scenario[] = [
     name: 'CRLF file stays CRLF',
     before: { 'c.txt': 'a\r\nb\r\n' },
     patch: P('*** Update File: c.txt\n@@\n-a\n+A'),
+  },
+  {
+    name: 'mixed line endings: untouched lines keep theirs, new lines take the first line break',
+    before: { 'm.txt': 'a\r\nb\nc\r\nd\n', 'n.txt': 'a\nb\r\nc\r\n' },
+    patch: P('*** Update File: m.txt\n@@\n b\n-c\n+C\n+C2\n*** Update File: n.txt\n@@\n-c\n+C\n+C2'),
+  },
+  {
+    name: 'a context line matched loosely keeps its own text; a removed and re-added one does not',
+    before: { 'f.txt': 'a\r\nb  \nc\r\nd\n', 'g.txt': 'a\r\nb\nc\r\nd\n' },
+    patch: P('*** Update File: f.txt\n@@\n b\n-c\n+C\n*** Update File: g.txt\n@@\n-b\n+b\n-c\n+C\n d'),
+  },
+  {
+    name: 'CRLF file without a final newline',
+    before: { 'c.txt': 'a\r\nb' },
+    patch: P('*** Update File: c.txt\n@@\n-a\n+A'),
+  },
+  {
+    name: 'a UTF-8 BOM is kept when a later line changes',
+    before: { 'b.txt': '\uFEFFone\ntwo\n' },
+    patch: P('*** Update File: b.txt\n@@\n-two\n+TWO'),
+  },
+  {
+    name: 'a UTF-8 BOM is part of the first line (context without it does not match)',
+    before: { 'b.txt': '\uFEFFone\ntwo\n' },
+    patch: P('*** Update File: b.txt\n@@\n-one\n+ONE'),
   },
   {
     name: 'heredoc-wrapped patch',
@@ -295,6 +321,45 @@ describe.skipIf(process.platform !== 'linux')('apply-patch security through real
       expect(lstatSync(join(ws, 'link')).isSymbolicLink()).toBe(true);
     });
   }
+
+  // A real race: another process keeps swapping `ws/sub` between a directory and a symlink to the
+  // outside while patches into `sub/` are verified and applied, sequentially and atomically, with
+  // the pre-check on and off. Whatever each run answers, the outside directory never changes.
+  it('a directory swapped for a symlink to the outside while patches apply never leads a write there', async () => {
+    const root = join(base, 'race');
+    const ws = join(root, 'ws');
+    const keep = join(root, 'keep');
+    mkdirSync(ws, { recursive: true });
+    mkdirSync(keep);
+    const names = Array.from({ length: 20 }, (_, index) => `k${index}`);
+    for (const name of names) writeFileSync(join(keep, name), 'x');
+    // Each state holds about as long as a helper takes to plan and commit a small patch.
+    const toggler = startDirLinkToggler(ws, 2000);
+    const outcomes = new Map<string, number>();
+    try {
+      for (let round = 0; round < 24; round++) {
+        const flags = [
+          ...(round % 2 === 0 ? [] : ['--no-precheck']),
+          ...(round % 4 < 2 ? [] : ['--atomic']),
+          '--approval-policy',
+          'on-failure',
+        ];
+        const patch = P(
+          `*** Add File: sub/r${round}.txt\n+planted\n*** Update File: sub/k0\n@@\n+pwned\n*** Delete File: sub/k${(round % 18) + 2}`,
+        );
+        const run = await ours(ws, patch, flags);
+        expect([0, 1], run.stderr).toContain(run.code);
+        const kind = run.code === 0 ? 'applied' : (/\[(\w+)\]/.exec(run.stderr)?.[1] ?? 'error');
+        outcomes.set(kind, (outcomes.get(kind) ?? 0) + 1);
+        expect(readdirSync(keep).sort(), `round ${round}`).toEqual([...names].sort());
+        for (const name of names)
+          expect(readFileSync(join(keep, name), 'utf8'), `${name}, round ${round}`).toBe('x');
+      }
+    } finally {
+      toggler.kill('SIGKILL');
+    }
+    expect(outcomes.get('internal_error')).toBeUndefined();
+  }, 180_000);
 });
 
 it('the reference binary is what the lockfile pins', () => {

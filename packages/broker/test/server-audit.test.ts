@@ -121,6 +121,40 @@ describe('audit log', () => {
     ]);
   });
 
+  it("records an fs/applyPatch's cwd and the files its patch touches, also when it fails", async () => {
+    const file = join(dir, 'audit.jsonl');
+    const audit = await FileAuditLog.open(file, { rawPaths: true });
+    const broker = Object.assign(new FakeBroker(), {
+      callWithInfo: async () => {
+        throw new FsError('patch_conflict', 'Failed to find expected lines in /w/b.txt');
+      },
+    });
+    const { client } = await readyClient({ audit, broker });
+    const patch = [
+      '*** Begin Patch',
+      '*** Add File: a.txt',
+      '+new',
+      '*** Update File: b.txt',
+      '*** Move to: sub/c.txt',
+      '@@',
+      '-old',
+      '+new',
+      '*** Delete File: d.txt',
+      '*** End Patch',
+    ].join('\n');
+    await client.request('fs/applyPatch', { patch, cwd: 'file:///w' });
+    await client.end();
+    await audit.close();
+    expect(await records(file)).toEqual([
+      expect.objectContaining({
+        method: 'fs/applyPatch',
+        paths: ['file:///w', 'file:///w/a.txt', 'file:///w/b.txt', 'file:///w/sub/c.txt', 'file:///w/d.txt'],
+        outcome: 'error',
+        errorKind: 'patch_conflict',
+      }),
+    ]);
+  });
+
   it('refuses operations once the audit log cannot be written (fail closed)', async () => {
     const audit = await FileAuditLog.open('/dev/full', { rawPaths: false });
     const { client, broker } = await readyClient({ audit });

@@ -4,6 +4,7 @@ import {
   fsPathArg,
   type HostOs,
   isFsError,
+  LIMITS,
   type PathGuard,
   parentPath,
 } from '@fs-sandbox/policy/core';
@@ -29,13 +30,15 @@ export interface PatchFileContext {
   guard: PathGuard | null;
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a byte order mark stays in the text (as the first line's first character, where the
+// reference reads it too) and so is written back.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A file's text, or null when nothing is there. Not UTF-8 is refused, as the reference refuses it. */
 export async function readTextOrNull(path: string, context: PatchFileContext): Promise<string | null> {
   let bytes: Buffer;
   try {
-    bytes = await readWholeFile(path, context.guard);
+    bytes = await readWholeFile(path, context.guard, LIMITS.textMaxBytes);
   } catch (error) {
     if (isFsError(error) && error.kind === 'not_found') return null;
     throw error;
@@ -66,16 +69,26 @@ export async function lstatOrNull(path: string, os: HostOs): Promise<BigIntStats
   }
 }
 
-/** Writes `text` atomically, making missing parent directories first (as the reference does). */
+/** Writes `text` atomically; the parent directory must exist (see makeParents). */
 export async function writeText(path: string, text: string, context: PatchFileContext): Promise<void> {
-  const parent = parentPath(context.os, path);
-  if (parent !== null) await createDirectoryAt(parent, true, context.os, context.guard);
   await writeFileAt(path, new TextEncoder().encode(text), { ...context, mode: 'overwrite' });
 }
 
+/** Makes the missing parent directories of `path` (as the reference does) and returns them, outermost first. */
+export async function makeParents(path: string, context: PatchFileContext): Promise<string[]> {
+  const missing: string[] = [];
+  for (let parent = parentPath(context.os, path); parent !== null; parent = parentPath(context.os, parent)) {
+    if ((await lstatOrNull(parent, context.os)) !== null) break;
+    missing.unshift(parent);
+  }
+  const innermost = missing.at(-1);
+  if (innermost !== undefined) await createDirectoryAt(innermost, true, context.os, context.guard);
+  return missing;
+}
+
 /** Removes a file or a link (never what it points to); a directory is refused, as the reference refuses it. */
-export async function deleteFile(path: string, stats: BigIntStats, context: PatchFileContext): Promise<void> {
-  if (stats.isDirectory()) {
+export async function deleteFile(path: string, context: PatchFileContext): Promise<void> {
+  if ((await lstatOrNull(path, context.os))?.isDirectory()) {
     throw new FsError('is_directory', `Failed to delete file ${displayPath(path)}: it is a directory`);
   }
   await removeAt(path, { ...context, recursive: false, force: false });

@@ -77,28 +77,3 @@ export function encodeText(text: string, encoding: TextEncoding, bom: boolean): 
   if (encoding === 'utf-16be') body.swap16();
   return Buffer.concat([Buffer.from(encoding === 'utf-16le' ? UTF16LE_BOM : UTF16BE_BOM), body]);
 }
-
-/** `crlf` or `lf` when every line break is that one, `mixed` when both occur, `none` without any. */
-export function lineEndingOf(text: string): LineEnding {
-  let crlf = 0;
-  let lf = 0;
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) {
-    if (at > 0 && text.charCodeAt(at - 1) === 0x0d) crlf++;
-    else lf++;
-  }
-  if (crlf > 0 && lf > 0) return 'mixed';
-  if (crlf > 0) return 'crlf';
-  return lf > 0 ? 'lf' : 'none';
-}
-
-/** The text's lines, each with its own line break (the last one may have none). */
-export function splitLines(text: string): string[] {
-  const lines: string[] = [];
-  let start = 0;
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', start)) {
-    lines.push(text.slice(start, at + 1));
-    start = at + 1;
-  }
-  if (start < text.length) lines.push(text.slice(start));
-  return lines;
-}

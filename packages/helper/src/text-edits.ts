@@ -1,6 +1,5 @@
-import { FsError } from '@fs-sandbox/policy/core';
+import { FsError, splitLines } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
-import { splitLines } from './text-codec.js';
 
 export interface TextEdit {
   oldText: string;

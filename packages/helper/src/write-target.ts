@@ -50,7 +50,10 @@ const MAX_LINK_HOPS = 40;
  * as a plain write would, because the write itself replaces a name by rename and would otherwise
  * silently turn the link into a regular file.
  */
-async function locateWriteTarget(path: string, options: WriteTargetOptions): Promise<LocatedWriteTarget> {
+export async function locateWriteTarget(
+  path: string,
+  options: WriteTargetOptions,
+): Promise<LocatedWriteTarget> {
   let current = path;
   for (let hop = 0; hop <= MAX_LINK_HOPS; hop++) {
     const located = await locateName(current, options.os);

@@ -6,6 +6,7 @@ export * from './base64.js';
 export * from './error-kinds.js';
 export * from './host-os.js';
 export * from './limits.js';
+export * from './line-breaks.js';
 export * from './native-path.js';
 export * from './patch/index.js';
 export * from './path-bytes.js';

@@ -121,4 +121,12 @@ export const LIMITS = {
    * operation whose result would pass it is answered `file_too_large` instead; the rest still run.
    */
   batchMaxReplyBytes: 48 * 1024 * 1024,
+  /**
+   * fs/applyPatch: UTF-8 bytes of the patch text (each file's new text is also bounded by
+   * `textMaxBytes`), files it names (an atomic patch holds one open directory per file until it is
+   * committed), and update chunks across all its files.
+   */
+  patchMaxBytes: 16 * 1024 * 1024,
+  patchMaxFiles: 256,
+  patchMaxChunks: 10_000,
 } as const;

@@ -3,6 +3,7 @@ import { decodedBase64Length } from './base64.js';
 import type { TouchedPath } from './helper-params.js';
 import type { HostOs } from './host-os.js';
 import type { PatchPolicyScope } from './patch/assess-patch.js';
+import { parseBoundedPatch } from './patch/patch-bounds.js';
 import { admitPatch, patchTouchedPaths } from './patch/patch-request.js';
 import {
   assertHandleIdLength,
@@ -386,6 +387,9 @@ export const METHOD_TABLE = {
     contextCwd: 'cwd',
     innerPaths: patchTouchedPaths,
     admit: admitPatch,
+    checkBounds: (parsed: z.output<typeof params.applyPatchParamsSchema>) => {
+      parseBoundedPatch(parsed.patch);
+    },
   },
 } as const satisfies Record<string, MethodDescriptor>;
 

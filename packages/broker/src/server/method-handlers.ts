@@ -6,7 +6,9 @@ import {
   isHelperMethod,
   isMethod,
   type Method,
+  nativeToPathUri,
   type ParamsIn,
+  parseForHelper,
   parseParams,
   type ServerMethod,
 } from '@fs-sandbox/policy';
@@ -85,8 +87,24 @@ function pathsOf(method: Method, params: unknown): unknown[] {
     .filter((path) => path !== undefined);
 }
 
+/**
+ * The paths a param carries inside its value (a patch's files) join the audited ones, as URIs. They
+ * are read from params that parse; the broker refuses the others, and their record names what the
+ * request spelled.
+ */
+function innerPathsOf(method: Method, params: unknown, os: HostOs): string[] {
+  if (descriptorOf(method).innerPaths === undefined || !isHelperMethod(method)) return [];
+  try {
+    return parseForHelper(method, params, os)
+      .paths.filter(({ field }) => !(field in descriptorOf(method).paths))
+      .map(({ path }) => nativeToPathUri(path, os));
+  } catch {
+    return [];
+  }
+}
+
 async function callBroker(method: FsMethod, params: unknown, context: ServerCallContext): Promise<unknown> {
-  context.facts.paths = pathsOf(method, params);
+  context.facts.paths = [...pathsOf(method, params), ...innerPathsOf(method, params, context.os)];
   const { result, info } = await context.broker.callWithInfo(method, params, context.call);
   context.facts.sandboxed = info.sandboxed;
   const binary = descriptorOf(method).binary ?? {};

@@ -1,18 +1,27 @@
-import type { BigIntStats } from 'node:fs';
 import {
   applyChunks,
   FsError,
   isFsError,
+  LIMITS,
   type PatchHunk,
   type PatchTargetOf,
-  parsePatch,
+  parseBoundedPatch,
   resolvePatchTargets,
 } from '@fs-sandbox/policy/core';
 import { displayPath } from '../display-path.js';
 import type { Operation } from '../operation.js';
 import { pathParam, requiredBoolean } from '../params.js';
-import { deleteFile, lstatOrNull, type PatchFileContext, readTextOrNull, writeText } from '../patch-files.js';
-import { removeAt } from './remove.js';
+import { AtomicCommitError, commitAtomically } from '../patch-atomic.js';
+import {
+  deleteFile,
+  lstatOrNull,
+  makeParents,
+  type PatchFileContext,
+  readTextOrNull,
+  writeText,
+} from '../patch-files.js';
+import { sizeText } from '../size-text.js';
+import { textTooLarge } from '../text-codec.js';
 
 /**
  * `fs/applyPatch` in one helper run: the patch is parsed again here (the helper trusts no caller's
@@ -46,7 +55,6 @@ interface Step {
   before: Before;
   /** A move's source, removed after the destination is written. */
   source: { path: string; before: Before } | null;
-  deleted: BigIntStats | null;
 }
 
 class Ledger {
@@ -69,7 +77,7 @@ export const applyPatchOperation: Operation<'fs/applyPatch'> = {
     };
   },
   async run(params, context) {
-    const targets = resolvePatchTargets(parsePatch(params.patch), params.cwd, context.os);
+    const targets = resolvePatchTargets(parseBoundedPatch(params.patch), params.cwd, context.os);
     if (targets.length === 0) {
       throw new FsError('patch_rejected', 'patch rejected: empty patch', { reason: 'empty patch' });
     }
@@ -109,6 +117,12 @@ class Planner {
     return await readTextOrNull(path, this.files);
   }
 
+  private async notAFile(path: string): Promise<boolean> {
+    if (this.overlay.has(path)) return false;
+    const stats = await lstatOrNull(path, this.files.os);
+    return stats !== null && !stats.isFile();
+  }
+
   private async before(path: string): Promise<Before> {
     if (this.overlay.has(path)) return { text: this.overlay.get(path) ?? null, lost: false };
     const stats = await lstatOrNull(path, this.files.os);
@@ -139,7 +153,7 @@ class Planner {
     }
     const before = await this.before(path);
     this.overlay.set(path, null);
-    return { ...step(target, { path, kind: 'delete' }, null, path, before), deleted: stats };
+    return step(target, { path, kind: 'delete' }, null, path, before);
   }
 
   private async planUpdate(
@@ -155,13 +169,17 @@ class Planner {
       );
     }
     const text = applyChunks(original, hunk.chunks, displayPath(path));
+    if (Buffer.byteLength(text, 'utf8') > LIMITS.textMaxBytes) {
+      throw textTooLarge(path, `would be ${sizeText(Buffer.byteLength(text, 'utf8'))} after the patch`);
+    }
     const destination = target.movePath;
+    // Read through a link, the update replaces the link's target: the link is not what was read.
+    const sourceBefore: Before = { text: original, lost: await this.notAFile(path) };
     if (destination === null) {
       this.overlay.set(path, text);
-      return step(target, { path, kind: 'update' }, text, path, { text: original, lost: false });
+      return step(target, { path, kind: 'update' }, text, path, sourceBefore);
     }
     const before = await this.before(destination);
-    const sourceBefore: Before = { text: original, lost: false };
     this.overlay.set(destination, text);
     if (destination !== path) this.overlay.set(path, null);
     return {
@@ -178,82 +196,75 @@ function step(
   written: string,
   before: Before,
 ): Step {
-  return { target, change, text, written, before, source: null, deleted: null };
-}
-
-async function commitStep(step: Step, files: PatchFileContext, ledger: Ledger): Promise<void> {
-  try {
-    if (step.text === null) {
-      await deleteFile(step.written, step.deleted as BigIntStats, files);
-      if (step.deleted?.isFile() !== true) ledger.exact = false;
-    } else {
-      await writeText(step.written, step.text, files);
-      if (step.before.lost) ledger.exact = false;
-    }
-  } catch (error) {
-    throw withDelta(error, ledger);
-  }
-  if (step.source !== null) {
-    try {
-      await removeAt(step.source.path, { ...files, recursive: false, force: false });
-    } catch (error) {
-      // The destination is written and the source still there: neither state the patch describes.
-      ledger.changes.push(step.change);
-      ledger.exact = false;
-      throw withDelta(error, ledger);
-    }
-  }
-  ledger.changes.push(step.change);
+  return { target, change, text, written, before, source: null };
 }
 
 /**
- * `atomic`: every step was computed and its files read before this runs. The steps are committed in
- * order; if one fails, those already committed are put back from the texts kept in memory, last
- * first. What cannot be put back (a deleted link, an unreadable file) makes `exact` false.
+ * One step as the reference commits it, and its account in the ledger: `exact` turns false when the
+ * delta can no longer say what is on disk — a replaced or deleted name that was not a regular file
+ * or could not be read, a failed write that had already made directories, a failed remove that
+ * changed the file anyway. A move writes its destination first; if its source then cannot be
+ * removed, the delta records the destination as added (the source is still there, as it was).
+ */
+async function commitStep(step: Step, files: PatchFileContext, ledger: Ledger): Promise<void> {
+  if (step.before.lost) ledger.exact = false;
+  if (step.text === null) {
+    await removeOrAccount(step.written, step.before, files, ledger);
+    ledger.changes.push(step.change);
+    return;
+  }
+  const made = await makeParents(step.written, files).catch((error: unknown) => {
+    throw withDelta(error, ledger);
+  });
+  try {
+    await writeText(step.written, step.text, files);
+  } catch (error) {
+    if (made.length > 0) ledger.exact = false;
+    throw withDelta(error, ledger);
+  }
+  if (step.source === null) {
+    ledger.changes.push(step.change);
+    return;
+  }
+  const added: Change = { path: step.written, kind: 'add' };
+  ledger.changes.push(added);
+  await removeOrAccount(step.source.path, step.source.before, files, ledger);
+  ledger.changes[ledger.changes.length - 1] = step.change;
+}
+
+/** Removes a name; on a failure, `exact` holds only if the file still has the text it had. */
+async function removeOrAccount(path: string, before: Before, files: PatchFileContext, ledger: Ledger) {
+  try {
+    await deleteFile(path, files);
+  } catch (error) {
+    const unchanged =
+      before.text !== null && (await readTextOrNull(path, files).catch(() => null)) === before.text;
+    if (!unchanged) ledger.exact = false;
+    throw withDelta(error, ledger);
+  }
+}
+
+/**
+ * `atomic`: every step was computed before this runs; patch-atomic.ts stages them all and renames
+ * them in, or puts back what it had renamed. A failure's delta lists the steps that could not be put
+ * back.
  */
 async function commitAll(steps: readonly Step[], files: PatchFileContext, ledger: Ledger): Promise<void> {
-  const done: Step[] = [];
-  for (const current of steps) {
-    try {
-      await commitStep(current, files, new Ledger());
-      done.push(current);
-    } catch (failure) {
-      const restore = new Ledger();
-      for (const committed of [...done, current].reverse()) {
-        const undone = await undoStep(committed, files);
-        if (!undone) {
-          restore.exact = false;
-          restore.changes.push(committed.change);
-        }
-      }
-      throw withDelta(failure, restore);
-    }
-  }
-  for (const committed of steps) {
-    ledger.changes.push(committed.change);
-    if (committed.before.lost || (committed.deleted !== null && !committed.deleted.isFile()))
-      ledger.exact = false;
-  }
-}
-
-/** Puts one step's names back as they were; false when that is not possible exactly. */
-async function undoStep(committed: Step, files: PatchFileContext): Promise<boolean> {
+  const atomicSteps = steps.map((step) => ({
+    write: step.text === null ? null : { path: step.written, text: step.text },
+    remove: step.text === null ? step.written : (step.source?.path ?? null),
+  }));
   try {
-    if (committed.source !== null) await restoreName(committed.source.path, committed.source.before, files);
-    return await restoreName(committed.written, committed.before, files);
-  } catch {
-    return false;
+    const { exact } = await commitAtomically(atomicSteps, files);
+    ledger.changes.push(...steps.map((step) => step.change));
+    ledger.exact = exact && steps.every((step) => !step.before.lost);
+  } catch (error) {
+    if (!(error instanceof AtomicCommitError)) throw error;
+    const kept = new Ledger();
+    kept.changes.push(...error.notUndone.map((index) => (steps[index] as Step).change));
+    kept.exact = !error.stray && error.notUndone.length === 0;
+    throw withDelta(error.failure, kept);
   }
-}
-
-async function restoreName(path: string, before: Before, files: PatchFileContext): Promise<boolean> {
-  if (before.lost) return false;
-  if (before.text === null) {
-    await removeAt(path, { ...files, recursive: false, force: true });
-  } else {
-    await writeText(path, before.text, files);
-  }
-  return true;
 }
 
 /** An error after something was committed carries what is now on disk. */

@@ -1,4 +1,4 @@
-import { assertEditBounds, FsError, LIMITS } from '@fs-sandbox/policy/core';
+import { assertEditBounds, FsError, LIMITS, lineBreakKindOf } from '@fs-sandbox/policy/core';
 import { atomicWrite } from '../atomic-write.js';
 import { displayPath } from '../display-path.js';
 import { modeForReplacement } from '../file-mode.js';
@@ -7,7 +7,7 @@ import { openRegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
 import { optionalBoolean, optionalMatch, pathParam } from '../params.js';
 import { sizeText } from '../size-text.js';
-import { decodeText, encodeText, lineEndingOf, textTooLarge } from '../text-codec.js';
+import { decodeText, encodeText, textTooLarge } from '../text-codec.js';
 import { applyEdits, type TextEdit } from '../text-edits.js';
 import { withWriteTarget } from '../write-target.js';
 import { readTextBytes } from './read-text-file.js';
@@ -78,7 +78,7 @@ export const editOperation: Operation<'fs/edit'> = {
         const sha256Before = await sha256OfBytes(bytes);
         if (expectedSha256 != null) assertExpectedHash(path, sha256Before, expectedSha256);
         const decoded = decodeText(bytes, path);
-        const crlf = lineEndingOf(decoded.text) === 'crlf';
+        const crlf = lineBreakKindOf(decoded.text) === 'crlf';
         const before = crlf ? lf(decoded.text) : decoded.text;
         const applied = applyEdits(
           path,

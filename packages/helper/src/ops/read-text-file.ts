@@ -1,11 +1,17 @@
 import type { HelperParamsOf } from '@fs-sandbox/policy';
-import { assertTextWindow, LIMITS, type PathGuard } from '@fs-sandbox/policy/core';
+import {
+  assertTextWindow,
+  LIMITS,
+  lineBreakKindOf,
+  type PathGuard,
+  splitLines,
+} from '@fs-sandbox/policy/core';
 import { sha256OfBytes } from '../hash-file.js';
 import { openRegularFile, type RegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
 import { fromOsError } from '../os-error.js';
 import { optionalCount, pathParam } from '../params.js';
-import { decodeText, lineEndingOf, splitLines, textTooLarge } from '../text-codec.js';
+import { decodeText, textTooLarge } from '../text-codec.js';
 import { readOpenedFile } from './read-file.js';
 
 type TextWindow = HelperParamsOf<'fs/readTextFile'>;
@@ -101,7 +107,7 @@ export const readTextFileOperation: Operation<'fs/readTextFile'> = {
         truncated: window.truncated,
         encoding: decoded.encoding,
         bom: decoded.bom,
-        lineEnding: lineEndingOf(decoded.text),
+        lineEnding: lineBreakKindOf(decoded.text),
         sizeBytes: bytes.length,
         sha256: await sha256OfBytes(bytes),
       },

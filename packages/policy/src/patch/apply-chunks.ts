@@ -1,11 +1,12 @@
 import { FsError } from '../error-kinds.js';
-import { fromLf, lineEndingOf, toLf } from './line-endings.js';
+import { firstLineBreak, splitLines, withoutBreak } from '../line-breaks.js';
 import type { PatchChunk } from './parse-patch.js';
 import { seekLines } from './seek-lines.js';
 
 interface Replacement {
   start: number;
   removed: number;
+  /** Lines with their breaks. */
   inserted: readonly string[];
 }
 
@@ -16,13 +17,16 @@ function conflict(message: string, path: string, chunk: number): FsError {
 /**
  * The text an update hunk makes of a file, as the reference computes it: each chunk is sought after
  * the previous one (after its `@@` context line when it has one), a pure addition goes at the end,
- * and the result always ends with a newline. `shownPath` is the file as errors name it. Throws
+ * and the result always ends with a newline. Lines are matched without their breaks; the lines
+ * left alone keep their own (a CRLF file stays CRLF, a mixed one stays mixed), and the lines the
+ * patch inserts take the break of the file's first line. A byte order mark is part of the first
+ * line, as the reference reads it. `shownPath` is the file as errors name it. Throws
  * `patch_conflict` naming the file and the chunk (1-based) when the lines are not there.
  */
 export function applyChunks(original: string, chunks: readonly PatchChunk[], shownPath: string): string {
-  const ending = lineEndingOf(original);
-  const lines = toLf(original, ending).split('\n');
-  if (lines.at(-1) === '') lines.pop();
+  const physical = splitLines(original);
+  const lines = physical.map(withoutBreak);
+  const newline = firstLineBreak(original);
   const replacements: Replacement[] = [];
   let cursor = 0;
   chunks.forEach((chunk, index) => {
@@ -35,7 +39,7 @@ export function applyChunks(original: string, chunks: readonly PatchChunk[], sho
     }
     if (chunk.oldLines.length === 0) {
       const atEnd = lines.at(-1) === '' ? lines.length - 1 : lines.length;
-      replacements.push({ start: atEnd, removed: 0, inserted: chunk.newLines });
+      replacements.push({ start: atEnd, removed: 0, inserted: chunk.newLines.map((line) => line + newline) });
       return;
     }
     let pattern = chunk.oldLines;
@@ -54,13 +58,19 @@ export function applyChunks(original: string, chunks: readonly PatchChunk[], sho
         index + 1,
       );
     }
-    replacements.push({ start: at, removed: pattern.length, inserted });
-    cursor = at + pattern.length;
+    const found = at;
+    const removed = pattern.length;
+    // A context line stays as the file has it (its own spacing and break); added lines take `newline`.
+    const kept = (line: string, index: number): string => {
+      const from = chunk.keptFrom[index];
+      return from == null || from >= removed ? line + newline : (physical[found + from] as string);
+    };
+    replacements.push({ start: at, removed, inserted: inserted.map(kept) });
+    cursor = at + removed;
   });
   replacements.sort((a, b) => a.start - b.start);
   for (const { start, removed, inserted } of replacements.reverse()) {
-    lines.splice(start, removed, ...inserted);
+    physical.splice(start, removed, ...inserted);
   }
-  if (lines.at(-1) !== '') lines.push('');
-  return fromLf(lines.join('\n'), ending);
+  return physical.map((line) => (line.endsWith('\n') ? line : line + newline)).join('');
 }

@@ -1,5 +1,5 @@
 export * from './apply-chunks.js';
-export * from './line-endings.js';
 export * from './parse-patch.js';
+export * from './patch-bounds.js';
 export * from './patch-targets.js';
 export * from './seek-lines.js';

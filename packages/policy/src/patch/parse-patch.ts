@@ -13,6 +13,11 @@ export interface PatchChunk {
   context: string | null;
   oldLines: string[];
   newLines: string[];
+  /**
+   * For each new line, the index of the old line it is (a context line, which keeps the file's own
+   * text and line break, as the reference keeps it), or null for an added line.
+   */
+  keptFrom: (number | null)[];
   /** `*** End of File`: the old lines must end the file. */
   endOfFile: boolean;
 }
@@ -45,7 +50,7 @@ function invalidHunk(message: string, line: number): FsError {
 }
 
 /** Splits as Rust's `str::lines` does: on LF, a CR before it dropped, no empty last line. */
-function splitLines(text: string): string[] {
+function rustLines(text: string): string[] {
   if (text === '') return [];
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
@@ -54,7 +59,7 @@ function splitLines(text: string): string[] {
 
 /** Throws `patch_parse_error` with the reference's message (and `data.line` for a hunk). */
 export function parsePatch(patch: string): PatchHunk[] {
-  const lines = splitLines(patch.trim());
+  const lines = rustLines(patch.trim());
   const body = patchBody(lines);
   const hunks: PatchHunk[] = [];
   let index = 0;
@@ -156,7 +161,7 @@ function parseChunk(
     throw invalidHunk(`Expected update hunk to start with a @@ context marker, got: '${first}'`, line);
   }
   if (bodyStart >= lines.length) throw invalidHunk(NO_LINES, line + 1);
-  const chunk: PatchChunk = { context, oldLines: [], newLines: [], endOfFile: false };
+  const chunk: PatchChunk = { context, oldLines: [], newLines: [], keptFrom: [], endOfFile: false };
   let parsed = 0;
   for (let index = bodyStart; index < lines.length; index++) {
     const current = lines[index] as string;
@@ -168,13 +173,12 @@ function parseChunk(
     }
     const marker = current.charAt(0);
     const text = current.slice(1);
-    if (current === '') {
-      chunk.oldLines.push('');
-      chunk.newLines.push('');
-    } else if (marker === ' ') {
+    if (current === '' || marker === ' ') {
+      chunk.keptFrom.push(chunk.oldLines.length);
       chunk.oldLines.push(text);
       chunk.newLines.push(text);
     } else if (marker === '+') {
+      chunk.keptFrom.push(null);
       chunk.newLines.push(text);
     } else if (marker === '-') {
       chunk.oldLines.push(text);

@@ -13,18 +13,23 @@ for (const space of '\u00A0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200
   PUNCTUATION[space] = ' ';
 }
 
+// Unicode White_Space, which the reference trims: JavaScript's trim() also strips U+FEFF (a
+// byte order mark would then match as nothing) and keeps U+0085.
+const WHITE_SPACE =
+  '[\\t\\n\\v\\f\\r \\u0085\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000]';
+const LEADING = new RegExp(`^${WHITE_SPACE}+`);
+const TRAILING = new RegExp(`${WHITE_SPACE}+$`);
+
+const trimEnd = (line: string) => line.replace(TRAILING, '');
+const trim = (line: string) => trimEnd(line).replace(LEADING, '');
+
 function asciiPunctuation(line: string): string {
   let out = '';
-  for (const char of line.trim()) out += PUNCTUATION[char] ?? char;
+  for (const char of trim(line)) out += PUNCTUATION[char] ?? char;
   return out;
 }
 
-const PASSES: ReadonlyArray<(line: string) => string> = [
-  (line) => line,
-  (line) => line.trimEnd(),
-  (line) => line.trim(),
-  asciiPunctuation,
-];
+const PASSES: ReadonlyArray<(line: string) => string> = [(line) => line, trimEnd, trim, asciiPunctuation];
 
 export function seekLines(
   lines: readonly string[],
