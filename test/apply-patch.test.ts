@@ -9,11 +9,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, REPO } from './support/build.js';
 import { runCli } from './support/cli.js';
+import { codexBinary } from './support/codex-binary.js';
 import { startDirLinkToggler } from './support/dir-link-toggler.js';
 
 /**
@@ -23,23 +23,7 @@ import { startDirLinkToggler } from './support/dir-link-toggler.js';
  * for byte, and so must the exit status and, on success, the printed summary.
  */
 
-function referenceBinary(): string | null {
-  try {
-    const require = createRequire(join(REPO, 'test', 'package.json'));
-    const codexDir = dirname(require.resolve('@openai/codex/package.json'));
-    const platformPackage = `@openai/codex-${process.platform}-${process.arch}`;
-    const platformDir = dirname(
-      createRequire(join(codexDir, 'package.json')).resolve(`${platformPackage}/package.json`),
-    );
-    const triple = process.arch === 'x64' ? 'x86_64-unknown-linux-musl' : 'aarch64-unknown-linux-musl';
-    const binary = join(platformDir, 'vendor', triple, 'bin', 'codex');
-    return existsSync(binary) ? binary : null;
-  } catch {
-    return null;
-  }
-}
-
-const BINARY = process.platform === 'linux' ? referenceBinary() : null;
+const BINARY = process.platform === 'linux' ? codexBinary() : null;
 
 type Tree = Record<string, string>;
 

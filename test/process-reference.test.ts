@@ -1,16 +1,10 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ensureBuilt,
-  REPO_ROOT,
-  ServeProcess,
-  type WireReply,
-} from './fixtures/conformance/serve-process.js';
+import { ensureBuilt, ServeProcess, type WireReply } from './fixtures/conformance/serve-process.js';
+import { codexBinary } from './support/codex-binary.js';
 import { sandboxContext, uri } from './support/pool.js';
 
 /**
@@ -22,30 +16,7 @@ import { sandboxContext, uri } from './support/pool.js';
  * reference is, and under a bwrap context, which must not change a single reply shape.
  */
 
-/** The reference binary for this platform, or null when npm installed no build for it. */
-function referenceBinary(): string | null {
-  const triples: Record<string, string> = {
-    'linux-x64': 'x86_64-unknown-linux-musl',
-    'linux-arm64': 'aarch64-unknown-linux-musl',
-    'darwin-x64': 'x86_64-apple-darwin',
-    'darwin-arm64': 'aarch64-apple-darwin',
-  };
-  const platform = `${process.platform}-${process.arch}`;
-  const triple = triples[platform];
-  if (triple === undefined) return null;
-  try {
-    const codex = createRequire(join(REPO_ROOT, 'test', 'package.json')).resolve(
-      '@openai/codex/package.json',
-    );
-    const native = createRequire(codex).resolve(`@openai/codex-${platform}/package.json`);
-    const binary = join(dirname(native), 'vendor', triple, 'bin', 'codex');
-    return existsSync(binary) ? binary : null;
-  } catch {
-    return null;
-  }
-}
-
-const REFERENCE = referenceBinary();
+const REFERENCE = codexBinary();
 
 let dir: string;
 let work: string;

@@ -1,9 +1,11 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Broker, createBroker, isFsError } from '@fs-sandbox/broker';
 import { connectBroker, type RemoteBroker, spawnBroker } from '@fs-sandbox/broker/remote';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_BIN, ensureBuilt, startWebSocketServer } from './fixtures/conformance/serve-process.js';
+import { codexBinary } from './support/codex-binary.js';
 import { createFixture, type Fixture, removeFixture, uri, workspaceContext } from './support/fixture.js';
 
 /**
@@ -161,3 +163,82 @@ describe('the remote client', () => {
     expect(await readFile(join(fixture.ws, 'hello.txt'), 'utf8')).toBe('hello sandbox\n');
   });
 });
+
+const CODEX = codexBinary();
+
+describe.skipIf(CODEX === null)(
+  CODEX === null
+    ? `the remote client against the reference exec-server: SKIPPED, @openai/codex 0.171.0 installed no binary for ${process.platform}-${process.arch}`
+    : 'the remote client against the reference Codex exec-server 0.171.0 (the methods both have)',
+  () => {
+    it('gives the same results and error kinds from the reference as from fs-sandbox serve', async () => {
+      const home = await mkdtemp(join(tmpdir(), 'fs-sandbox-codex-home-'));
+      const dir = join(fixture.ws, 'peer');
+      await mkdir(dir, { recursive: true });
+      const at = (name: string) => uri(join(dir, name));
+      /** Unsandboxed (`sandbox: null`), as the reference serves it without a platform sandbox. */
+      const steps = async (broker: Broker) => {
+        const outcome = async (run: () => Promise<unknown>) =>
+          run().then(
+            (ok) => ({ ok }),
+            (error: unknown) => ({ kind: isFsError(error) ? error.kind : String(error) }),
+          );
+        await rm(join(dir, 'sub'), { recursive: true, force: true });
+        return [
+          await outcome(() =>
+            broker.call('fs/writeFile', { path: at('a.txt'), dataBase64: 'aGVsbG8K', sandbox: null }),
+          ),
+          await outcome(async () =>
+            (await broker.call('fs/readFile', { path: at('a.txt'), sandbox: null })).dataBase64.toString(
+              'utf8',
+            ),
+          ),
+          await outcome(() =>
+            broker.call('fs/createDirectory', { path: at('sub/deep'), recursive: true, sandbox: null }),
+          ),
+          await outcome(() =>
+            broker.call('fs/copy', {
+              sourcePath: at('a.txt'),
+              destinationPath: at('sub/b.txt'),
+              recursive: false,
+              sandbox: null,
+            }),
+          ),
+          await outcome(async () => {
+            const { entries } = await broker.call('fs/readDirectory', { path: at('sub'), sandbox: null });
+            return entries.map((entry) => [entry.fileName, entry.isDirectory, entry.isFile]).sort();
+          }),
+          await outcome(async () => {
+            const { isFile, isDirectory, size } = await broker.call('fs/getMetadata', {
+              path: at('sub/b.txt'),
+              sandbox: null,
+            });
+            return { isFile, isDirectory, size };
+          }),
+          await outcome(() => broker.call('fs/remove', { path: at('sub'), recursive: true, sandbox: null })),
+          await outcome(() => broker.call('fs/readFile', { path: at('missing'), sandbox: null })),
+        ];
+      };
+      const reference = await spawnBroker({
+        command: {
+          file: CODEX as string,
+          args: ['exec-server', '--listen', 'stdio'],
+          env: { PATH: '/usr/bin:/bin', CODEX_HOME: home },
+        },
+      });
+      const ours = await spawnBroker({
+        command: { file: process.execPath, args: [CLI_BIN, 'serve', '--listen', 'stdio'] },
+      });
+      try {
+        const fromReference = await steps(reference);
+        expect(fromReference).toContainEqual({ ok: 'hello\n' });
+        expect(fromReference.at(-1)).toEqual({ kind: 'not_found' });
+        expect(await steps(ours)).toEqual(fromReference);
+      } finally {
+        await reference.close();
+        await ours.close();
+        await rm(home, { recursive: true, force: true });
+      }
+    });
+  },
+);
