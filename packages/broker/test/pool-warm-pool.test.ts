@@ -226,7 +226,13 @@ describe('warm pool', () => {
   it('keeps a shape deeper than perKey while back-to-back calls outpace its spares, within size', async () => {
     const pool = newPool({ size: 4, perKey: 2, idleMs: 2_000 });
     const launch = await fakeLaunch();
-    for (let call = 0; call < 6; call += 1) responseOf(await pool.launch(launch, request(), {}));
+    responseOf(await pool.launch(launch, request(), {}));
+    // The cold call's reply starts the refill; both spares are then taken while still younger than
+    // a start: demand outpacing supply, whatever the machine's speed.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pool.stats().warm).toBe(2);
+    const replies = [pool.launch(launch, request(), {}), pool.launch(launch, request(), {})];
+    for (const reply of await Promise.all(replies)) responseOf(reply);
     await until(() => pool.stats().warm === 4, 'the shape to be kept 4 deep');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(pool.stats().warm).toBe(4);
