@@ -86,8 +86,8 @@ describe('a new user, in their project directory', () => {
     const run = await fsSandbox(['ls', '-l']);
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trimEnd().split('\n');
-    expect(lines.find((line) => line.endsWith(' src'))).toMatch(/^d /);
-    expect(lines.find((line) => line.includes('src-link'))).toMatch(/^l .* src-link -> /);
+    expect(lines.find((line) => line.endsWith(' src'))).toMatch(/^drwx[-r][-w][-x][-r][-w][-x] /);
+    expect(lines.find((line) => line.includes('src-link'))).toMatch(/^lrwxrwxrwx .* src-link -> /);
     for (const raw of ['\u0007', '\u001b']) expect(run.stdout).not.toContain(raw);
     expect(run.stdout).toContain('bell\\x07\\x1b[2Jname.txt');
   });

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,10 +52,16 @@ describe('human output of the CLI (real sandbox)', () => {
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines.map((line) => line[0])).toEqual(['-', 'd', 'l', 'd']);
     const time = '\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}';
-    expect(lines[0]).toMatch(new RegExp(`^- +6 ${time} a\\.txt$`));
-    expect(lines[1]).toMatch(new RegExp(`^d +\\d+ ${time} dirclear\\\\x1b\\[2J$`));
-    expect(lines[2]).toMatch(new RegExp(`^l +\\d+ ${time} link -> ${tree}/sub$`));
-    expect(lines[3]).toMatch(new RegExp(`^d +\\d+ ${time} sub$`));
+    const mode = (path: string) => {
+      const bits = statSync(path).mode;
+      return ['r', 'w', 'x', 'r', 'w', 'x', 'r', 'w', 'x']
+        .map((letter, index) => (bits & (0o400 >> index) ? letter : '-'))
+        .join('');
+    };
+    expect(lines[0]).toMatch(new RegExp(`^-${mode(join(tree, 'a.txt'))} +6 ${time} a\\.txt$`));
+    expect(lines[1]).toMatch(new RegExp(`^d[-rwx]{9} +\\d+ ${time} dirclear\\\\x1b\\[2J$`));
+    expect(lines[2]).toMatch(new RegExp(`^lrwxrwxrwx +\\d+ ${time} link -> ${tree}/sub$`));
+    expect(lines[3]).toMatch(new RegExp(`^d${mode(join(tree, 'sub'))} +\\d+ ${time} sub$`));
   });
 
   it('--json prints the wire result of ls, stat and cat', async () => {

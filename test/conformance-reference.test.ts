@@ -818,7 +818,9 @@ function checkResult(reply: WireReply, expected: { result: unknown; compare?: st
     expect(sortEntries(reply.result)).toEqual(sortEntries(want));
   } else if (expected.compare === 'metadata') {
     // Times depend on the fixture; the shape and every other value must be the reference's.
-    const { createdAtMs, modifiedAtMs, ...rest } = reply.result as Record<string, unknown>;
+    // `permissions` is our extension (README, differences): checked for shape, not against the reference.
+    const { createdAtMs, modifiedAtMs, permissions, ...rest } = reply.result as Record<string, unknown>;
+    expect(permissions).toMatch(/^[0-7]{4}$/);
     const { createdAtMs: _c, modifiedAtMs: _m, ...wantRest } = want as Record<string, unknown>;
     expect(rest).toEqual(wantRest);
     expect(typeof createdAtMs).toBe('number');

@@ -58,7 +58,7 @@ interface Step {
 const infoWithoutTimes = (text: string) =>
   text
     .split('\n')
-    .filter((line) => /^(size|isDirectory|isFile):/.test(line))
+    .filter((line) => /^(size|isDirectory|isFile|permissions):/.test(line))
     .join('\n');
 
 /**

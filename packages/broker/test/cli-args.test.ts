@@ -588,6 +588,7 @@ describe('human output of ls -l, stat, walk, mkdir and --json', () => {
     size: 12,
     createdAtMs: at,
     modifiedAtMs: at,
+    permissions: '0644',
     ...over,
   });
 
@@ -604,7 +605,7 @@ describe('human output of ls -l, stat, walk, mkdir and --json', () => {
       }
       if (method === 'fs/getMetadata') {
         if (params.path === `${u(PROJECT)}/d/sub`)
-          return meta({ isDirectory: true, isFile: false, size: 4096 });
+          return meta({ isDirectory: true, isFile: false, size: 4096, permissions: '0755' });
         if (params.path === `${u(PROJECT)}/d/link`)
           return meta({ isDirectory: true, isFile: false, isSymlink: true, size: 4096 });
         return meta();
@@ -615,9 +616,9 @@ describe('human output of ls -l, stat, walk, mkdir and --json', () => {
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe(
       [
-        '-   12 2026-01-02 03:04 a.txt',
-        `l 4096 2026-01-02 03:04 link -> ${PROJECT}/d/sub`,
-        'd 4096 2026-01-02 03:04 sub',
+        '-rw-r--r--   12 2026-01-02 03:04 a.txt',
+        `lrwxrwxrwx 4096 2026-01-02 03:04 link -> ${PROJECT}/d/sub`,
+        'drwxr-xr-x 4096 2026-01-02 03:04 sub',
         '',
       ].join('\n'),
     );
@@ -642,9 +643,9 @@ describe('human output of ls -l, stat, walk, mkdir and --json', () => {
     });
     expect(run.stdout).toBe(
       [
-        '?  ? ?                gone',
-        'l 12 2026-01-02 03:04 ln -> ?',
-        '- 12 2026-01-02 03:04 x\\x1b[2J',
+        '??????????  ? ?                gone',
+        'lrwxrwxrwx 12 2026-01-02 03:04 ln -> ?',
+        '-rw-r--r-- 12 2026-01-02 03:04 x\\x1b[2J',
         '',
       ].join('\n'),
     );

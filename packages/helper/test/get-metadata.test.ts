@@ -1,4 +1,4 @@
-import { mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectKind, fails, isPosix, mkfifo, ok, symlinkAt, tempDir, uri } from './support/helper-run.js';
@@ -20,6 +20,21 @@ describe('fs/getMetadata', () => {
     expect(Number.isInteger(response.createdAtMs)).toBe(true);
     expect(response.createdAtMs).toBe(Math.trunc(statSync(path).birthtimeMs));
   });
+
+  it.skipIf(!isPosix)(
+    'reports the permission bits as four octal digits, of the target through a link (POSIX only)',
+    async () => {
+      const dir = tempDir();
+      const path = join(dir, 'f');
+      writeFileSync(path, 'x');
+      chmodSync(path, 0o4751);
+      symlinkSync('f', join(dir, 'link'));
+      expect((await ok('fs/getMetadata', { path: uri(path) })).response.permissions).toBe('4751');
+      expect((await ok('fs/getMetadata', { path: uri(join(dir, 'link')) })).response.permissions).toBe(
+        '4751',
+      );
+    },
+  );
 
   it('describes a directory', async () => {
     const dir = tempDir();

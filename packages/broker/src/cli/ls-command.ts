@@ -21,18 +21,37 @@ export interface LongEntry {
 }
 
 /**
- * One `ls -l` line: kind (`d` directory, `-` file, `l` symlink, `?` other or unknown), size, local
- * modified time, and the name, escaped; a symlink shows `name -> <resolved path>` (`-> ?` if unresolvable).
+ * One `ls -l` line: kind (`d` directory, `-` file, `l` symlink, `?` other or unknown) and mode as
+ * ls(1) writes them (a link shows `rwxrwxrwx`, as Linux links always have), size, local modified
+ * time, and the name, escaped; a symlink shows `name -> <resolved path>` (`-> ?` if unresolvable).
  */
 export function formatLongEntry(entry: LongEntry, sizeWidth: number): string {
   const m = entry.metadata;
   const kind = m === null ? '?' : m.isSymlink ? 'l' : m.isDirectory ? 'd' : m.isFile ? '-' : '?';
+  const mode = m === null ? '?????????' : m.isSymlink ? 'rwxrwxrwx' : permissionLetters(m.permissions);
   const size = (m === null ? '?' : String(m.size)).padStart(sizeWidth);
   const time = m === null ? '?'.padEnd(16) : localIsoMinute(m.modifiedAtMs);
   const target = m?.isSymlink
     ? ` -> ${entry.resolved === null ? '?' : escapeForTerminal(entry.resolved)}`
     : '';
-  return `${kind} ${size} ${time} ${escapeForTerminal(entry.fileName)}${target}\n`;
+  return `${kind}${mode} ${size} ${time} ${escapeForTerminal(entry.fileName)}${target}\n`;
+}
+
+/** `0754` as `rwxr-xr--`, with setuid, setgid and sticky shown in the execute places as ls does. */
+function permissionLetters(octal: string): string {
+  const bits = Number.parseInt(octal, 8);
+  const triplet = (shift: number, special: boolean, letter: string) => {
+    const r = bits & (4 << shift) ? 'r' : '-';
+    const w = bits & (2 << shift) ? 'w' : '-';
+    const executable = (bits & (1 << shift)) !== 0;
+    const x = special ? (executable ? letter : letter.toUpperCase()) : executable ? 'x' : '-';
+    return r + w + x;
+  };
+  return (
+    triplet(6, (bits & 0o4000) !== 0, 's') +
+    triplet(3, (bits & 0o2000) !== 0, 's') +
+    triplet(0, (bits & 0o1000) !== 0, 't')
+  );
 }
 
 export function formatLongListing(entries: readonly LongEntry[]): string {

@@ -47,6 +47,8 @@ export function fileInfoLines(metadata: ResultOf<'fs/getMetadata'>): string {
     ['modified', new Date(metadata.modifiedAtMs)],
     ['isDirectory', metadata.isDirectory],
     ['isFile', metadata.isFile],
+    // The reference prints the last three octal digits of the mode.
+    ['permissions', metadata.permissions.slice(-3)],
   ];
   return lines.map(([key, value]) => `${key}: ${String(value)}`).join('\n');
 }

@@ -117,6 +117,7 @@ export class FakeBroker implements ServerBroker {
           size: data.length,
           createdAtMs: 0,
           modifiedAtMs: 0,
+          permissions: '0644',
         };
       case 'fs/openForRead':
         if (!data) throw new FsError('not_found', 'No such file or directory (os error 2)');

@@ -19,6 +19,7 @@ export async function metadataOf(path: string): Promise<HelperResultOf<'fs/getMe
     size: stats.size,
     createdAtMs: Math.trunc(stats.birthtimeMs),
     modifiedAtMs: Math.trunc(stats.mtimeMs),
+    permissions: (stats.mode & 0o7777).toString(8).padStart(4, '0'),
   };
 }
 

@@ -43,6 +43,11 @@ export const getMetadataResultSchema = z.object({
   size: u64Schema,
   createdAtMs: z.number(),
   modifiedAtMs: z.number(),
+  /**
+   * Extension: the permission bits as four octal digits (`"0644"`), of the symlink's target when
+   * the path is one, as the type and size are.
+   */
+  permissions: z.string(),
 });
 
 export const canonicalizeResultSchema = z.object({ path: z.string() });
