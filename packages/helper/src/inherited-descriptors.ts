@@ -25,14 +25,24 @@ const FDINFO_BUFFER = Buffer.alloc(128);
 
 /** Closes every inherited descriptor above stderr. Throws when Linux procfs cannot tell which they are. */
 export function closeInheritedDescriptors(): void {
-  if (process.platform !== 'linux') return;
+  for (const fd of inheritedDescriptors()) closeSync(fd);
+}
+
+/**
+ * The descriptors above stderr that the next exec would pass on (no close-on-exec): inherited ones,
+ * or ones the program opened without O_CLOEXEC. Empty where Linux procfs cannot tell (other OSes).
+ */
+export function inheritedDescriptors(): number[] {
+  if (process.platform !== 'linux') return [];
+  const passedOn: number[] = [];
   for (const name of readdirSync('/proc/self/fd')) {
     const fd = Number(name);
     if (fd <= 2) continue;
     const flags = openFlags(fd);
     if (flags === null || (flags & O_CLOEXEC) !== 0) continue;
-    closeSync(fd);
+    passedOn.push(fd);
   }
+  return passedOn;
 }
 
 /** The descriptor's open flags, or null when it is gone (the directory listing's own descriptor). */

@@ -1,5 +1,10 @@
+import { closeInheritedDescriptors } from '@fs-sandbox/helper';
 import { humanError } from './json-output.js';
 import { main } from './main.js';
+
+// Nothing this program runs may inherit what its own parent left open without close-on-exec: a
+// sandboxed command would reach past the sandbox through it (runner/command-descriptors.ts).
+closeInheritedDescriptors();
 
 // A reader that stops early (`fs-sandbox explain | head`) closes stdout: stop quietly, as Unix
 // tools do, instead of dying on an unhandled EPIPE with a stack trace.

@@ -15,6 +15,7 @@ import {
   runtimeFiles,
   type SandboxBackend,
 } from '../backends/backend.js';
+import { assertNothingPassedOn } from './command-descriptors.js';
 import { assertProgramShown } from './command-program.js';
 import { type ResolvedHelperRuntime, runsRipgrep } from './helper-runtime.js';
 import { buildPathGuard, type HostProtections, protectHostPaths } from './path-guard.js';
@@ -106,6 +107,7 @@ export class SandboxRunner {
    * the sandbox. Only bwrap runs commands so far; the other backends refuse, never run it bare.
    */
   async prepareCommand(context: SandboxedContext, command: SandboxCommand): Promise<CommandLaunchSpec> {
+    assertNothingPassedOn();
     const backend = this.deps.backendFor(context);
     if (backend.name !== 'bwrap') {
       throw new FsError(
