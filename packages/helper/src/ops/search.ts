@@ -1,3 +1,5 @@
+import { lstatSync } from 'node:fs';
+import type { PathGuard } from '@fs-sandbox/policy/core';
 import type { Operation } from '../operation.js';
 import { pathParam, requiredBoolean, requiredCount, requiredString, requiredStringList } from '../params.js';
 import { searchArgv } from '../ripgrep/rg-args.js';
@@ -37,10 +39,14 @@ export const searchOperation: Operation<'fs/search'> = {
       policyExcludes(context.guard, place.cwd, context.os),
     );
     const collector = new SearchCollector(params, context.os);
+    const denied = deniedIdentityCheck(context.guard);
     const run = await runRipgrep(ripgrep, argv, place.cwd, NEWLINE, (record) => {
       const event = parseRipgrepEvent(record);
       if (event === null) return true;
-      if (event.type !== 'summary') event.path = place.nativeOf(event.path);
+      if (event.type !== 'summary') {
+        event.path = place.nativeOf(event.path);
+        if (denied(event.path)) return true;
+      }
       return collector.add(event);
     });
     const failure = ripgrepFailure(run);
@@ -49,3 +55,22 @@ export const searchOperation: Operation<'fs/search'> = {
     return { response: collector.finish(Math.round(performance.now() - started)) };
   },
 };
+
+/**
+ * A denied file's other names (hard links) are refused by identity on every read: ripgrep, which
+ * opens them by name, reads them, so their lines are dropped here before they reach a reply. The
+ * file ripgrep read may have been swapped since, which only ever drops lines, never adds one.
+ */
+function deniedIdentityCheck(guard: PathGuard | null): (path: string) => boolean {
+  if (guard === null || guard.deniedIdentities.length === 0) return () => false;
+  const known = new Map<string, boolean>();
+  return (path) => {
+    let denied = known.get(path);
+    if (denied === undefined) {
+      const stats = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+      denied = stats !== undefined && guard.deniedIdentities.includes(`${stats.dev}:${stats.ino}`);
+      known.set(path, denied);
+    }
+    return denied;
+  };
+}
