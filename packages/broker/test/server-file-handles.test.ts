@@ -379,4 +379,28 @@ describe('write handles', () => {
     );
     await client.end();
   });
+
+  it('answers the close of a handle whose block failed with that failure, never {}', async () => {
+    const { client, broker } = await readyClient();
+    broker.files.set(TARGET, Buffer.from('old'));
+    await client.request('fs/open', { handleId: 'w', path: TARGET, mode: 'replace' });
+    await client.request('fs/writeBlock', { handleId: 'w', offset: 0, chunk: block('one') });
+    broker.failWrites.add(TARGET);
+    expect(
+      (await client.request('fs/writeBlock', { handleId: 'w', offset: 3, chunk: block('two') })).error,
+    ).toMatchObject({
+      data: { errorKind: 'permission_denied' },
+    });
+    const later = (await client.request('fs/writeBlock', { handleId: 'w', offset: 6, chunk: block('3') }))
+      .error;
+    expect(later).toMatchObject({ data: { errorKind: 'io_error' } });
+    const closed = (await client.request('fs/close', { handleId: 'w' })).error;
+    expect(closed?.message).toMatch(
+      /^write handle `w` failed at an earlier block \(cannot write .*\[permission_denied\]\); nothing was published$/,
+    );
+    expect(broker.files.get(TARGET)?.toString()).toBe('old');
+    // Once told, the id is free again, and a second close is the reference's idempotent {}.
+    expect((await client.request('fs/close', { handleId: 'w' })).result).toEqual({});
+    await client.end();
+  });
 });

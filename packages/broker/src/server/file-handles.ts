@@ -1,5 +1,6 @@
 import {
   FsError,
+  isFsError,
   LIMITS,
   type ParsedParams,
   type ResultOf,
@@ -60,6 +61,11 @@ function wrongHandleKind(): FsError {
  */
 export class FileHandleManager {
   private readonly handles = new Map<string, ClientHandle>();
+  /**
+   * Write handles whose block failed, by id, until the client closes them: the close then says
+   * that nothing was published, rather than the `{}` of an unknown handle. Bounded like the handles.
+   */
+  private readonly failed = new Map<string, FsError>();
   /** Ids whose fs/open is still running: they count against the limit and block duplicates. */
   private readonly opening = new Set<string>();
   private closed = false;
@@ -89,6 +95,7 @@ export class FileHandleManager {
       );
     }
     this.opening.add(id);
+    this.failed.delete(id);
     try {
       const handle = await this.openHandle(params, signal);
       // The connection may have closed while the broker was opening: never resurrect a handle then.
@@ -168,7 +175,10 @@ export class FileHandleManager {
     } catch (error) {
       // A block that may or may not have landed leaves content nobody can vouch for: the handle is
       // gone, and so is its staging file; the target was never touched.
-      if (this.forget(handle)) await this.abandon(handle);
+      if (this.forget(handle)) {
+        this.rememberFailure(handle.id, error);
+        await this.abandon(handle);
+      }
       throw error;
     }
   }
@@ -178,6 +188,11 @@ export class FileHandleManager {
    * write handle publishes its file; if that fails the reply says so and the target is unchanged.
    */
   async close(handleId: string, signal: AbortSignal): Promise<ClientHandle | undefined> {
+    const failure = this.failed.get(handleId);
+    if (failure !== undefined) {
+      this.failed.delete(handleId);
+      throw failure;
+    }
     const handle = this.handles.get(handleId);
     if (handle === undefined) return undefined;
     this.handles.delete(handleId);
@@ -199,15 +214,31 @@ export class FileHandleManager {
    */
   async closeAll(): Promise<void> {
     this.closed = true;
+    this.failed.clear();
     const handles = [...this.handles.values()];
     this.handles.clear();
     await Promise.all(handles.map((handle) => this.abandon(handle)));
   }
 
   private existing(handleId: string): ClientHandle {
+    const failure = this.failed.get(handleId);
+    if (failure !== undefined) throw failure;
     const handle = this.handles.get(handleId);
     if (!handle) throw new FsError('not_found', `unknown file handle \`${handleId}\``);
     return handle;
+  }
+
+  private rememberFailure(handleId: string, error: unknown): void {
+    const cause = isFsError(error) ? `${error.message} [${error.kind}]` : String(error);
+    this.failed.set(
+      handleId,
+      new FsError(
+        'io_error',
+        `write handle \`${handleId}\` failed at an earlier block (${cause}); nothing was published`,
+      ),
+    );
+    // The oldest failures are forgotten first: at most as many as there may be open handles.
+    if (this.failed.size > this.maxHandles) this.failed.delete(this.failed.keys().next().value as string);
   }
 
   /** Drops a handle unless the client already closed it and reused the id; true if it was dropped. */

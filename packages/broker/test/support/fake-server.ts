@@ -15,6 +15,8 @@ export class FakeBroker implements ServerBroker {
   readonly files = new Map<string, Buffer>();
   /** Write handles' staging content by target path (fs/stageWrite until fs/publishStaged or fs/discardStaged). */
   readonly staging = new Map<string, Buffer>();
+  /** fs/writeRange on these paths fails (a block refused under the handle's sandbox). */
+  readonly failWrites = new Set<string>();
   readonly calls: Array<{ method: string; params: unknown }> = [];
   /** Calls on these paths wait until released or aborted. */
   readonly holdPaths = new Set<string>();
@@ -132,6 +134,7 @@ export class FakeBroker implements ServerBroker {
         this.staging.set(path, Buffer.alloc(0));
         return { staged: { name: '.fs-sandbox-0123456789abcdef01234567-1.tmp', dev: '1', ino: '7' } };
       case 'fs/writeRange': {
+        if (this.failWrites.has(path)) throw new FsError('permission_denied', `cannot write ${path}`);
         const staged = this.stagingOf(path);
         const chunk = Buffer.from(String(fields.chunk), 'base64');
         const end = Number(fields.offset) + chunk.length;
