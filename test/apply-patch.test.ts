@@ -221,7 +221,7 @@ it.skipIf(BINARY !== null)(
   },
 );
 
-describe.skipIf(process.platform !== 'linux')('apply-patch security through real bwrap', () => {
+describe.skipIf(process.platform !== 'linux')('apply-patch security through real bwrap (Linux only)', () => {
   function workspace(name: string): { ws: string; outside: string } {
     const root = join(base, name);
     const ws = join(root, 'ws');

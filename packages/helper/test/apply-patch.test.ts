@@ -129,7 +129,7 @@ describe('fs/applyPatch files', () => {
   });
 
   it.skipIf(!isLinux)(
-    'gives new files the umask, and an updated file keeps its mode (POSIX modes)',
+    'gives new files the umask, and an updated file keeps its mode (Linux only: POSIX modes and its umask)',
     async () => {
       const dir = tempDir();
       writeFileSync(join(dir, 'keep.sh'), 'a\n', { mode: 0o751 });
