@@ -119,9 +119,9 @@ describe.skipIf(!bunInstalled)('Bun helper hardening (Linux with the Bun package
       expect(run.stdout).toBe('hello from the workspace\n');
       const lines = readFileSync(log, 'utf8').split('\n');
       const bunPids = new Set(
-        lines.filter((line) => /execve\("[^"]*\/bun"/.test(line)).map((line) => line.split(/\s+/)[0]),
+        lines.filter((line) => /execve\("[^"]*\/helper-bun"/.test(line)).map((line) => line.split(/\s+/)[0]),
       );
-      // Bun started twice: the broker's self-check and the helper itself.
+      // The Bun helper started twice: the broker's self-check and the request's helper.
       expect(bunPids.size).toBe(2);
       const opened = lines
         .filter((line) => bunPids.has(line.split(/\s+/)[0] as string) && /open(at)?\(/.test(line))

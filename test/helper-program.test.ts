@@ -15,15 +15,15 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveHelperRuntime, runtimeFlags } from '@fs-sandbox/broker';
+import { helperScript, resolveHelperRuntime } from '@fs-sandbox/broker';
 import { decodeReply, encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
 import { currentHostOs, isHelperMethod, parseForHelper, resolveSandboxContext } from '@fs-sandbox/policy';
 import { LIMITS, nativeToPathUri, type PathGuard } from '@fs-sandbox/policy/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * The helper as the broker runs it: its runtime (Bun or node, as the broker chooses it, or as
- * FS_SANDBOX_HELPER_RUNTIME says) with that runtime's flags on the bundle built for it, one request
+ * The helper as the broker runs it: the compiled Bun helper or node on the bundle built for it (as
+ * the broker chooses, or as FS_SANDBOX_HELPER_RUNTIME says), one request
  * piped in, one reply read back, checked together with what is on disk afterwards.
  */
 
@@ -40,8 +40,8 @@ beforeAll(async () => {
     PATH: process.env.PATH,
     FS_SANDBOX_HELPER_RUNTIME: process.env.FS_SANDBOX_HELPER_RUNTIME,
   });
-  const { kind, path } = runtime.executable;
-  helperCommand = [path, ...runtimeFlags(kind), runtime.helperBundle];
+  const script = helperScript(runtime);
+  helperCommand = [runtime.executable.path, ...(script === null ? [] : [script])];
   root = mkdtempSync(join(tmpdir(), 'fs-helper-program-'));
 }, 120_000);
 

@@ -1,6 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { lchown, symlink } from 'node:fs/promises';
+import { lchown, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ServeProcess, type WireReply } from './fixtures/conformance/serve-process.js';
 import { ensureBuilt, REPO } from './support/build.js';
@@ -21,6 +22,7 @@ import {
   uri,
   workspaceContext,
 } from './support/fixture.js';
+import { HELPER_RUNTIMES } from './support/helper-runtimes.js';
 import { until, waitingHelpers } from './support/pool.js';
 import { diffTrees, snapshotTree, type TreeSnapshot } from './support/tree-snapshot.js';
 
@@ -141,3 +143,76 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     }
   });
 });
+
+/**
+ * The library in a program that holds the descriptors itself (nothing closed them, as the CLI does
+ * at start): every helper it spawns, cold and from the pool, under each helper runtime installed
+ * here, must get /dev/null at those numbers. Bun marks inherited descriptors close-on-exec as it
+ * starts, so the Bun helper alone could not tell them from its own; the broker covers them at spawn.
+ */
+describe.each(HELPER_RUNTIMES)(
+  'the library under the %s helper, in a process holding the descriptors',
+  (runtime) => {
+    let fixture: Fixture;
+
+    beforeEach(async () => {
+      fixture = await createFixture('root');
+    });
+
+    afterEach(async () => {
+      await removeFixture(fixture);
+    });
+
+    it('no helper, cold or warm, can read fd 200 or write below fd 201', async () => {
+      const script = join(fixture.base, 'library-user.mjs');
+      const secret = join(fixture.ws, 'denied-dir', 'secret2.txt');
+      await writeFile(
+        script,
+        `import { createBroker } from ${JSON.stringify(pathToFileURL(join(REPO, 'packages/broker/dist/index.js')).href)};
+const sandbox = ${JSON.stringify(workspaceContext(fixture))};
+const attacks = [
+  ['fs/readFile', { path: 'file:///proc/self/fd/200' }],
+  ['fs/writeFile', { path: 'file:///proc/self/fd/201/pwned', dataBase64: 'cHdu' }],
+  ['fs/createDirectory', { path: 'file:///proc/self/fd/201/made', recursive: false }],
+];
+const outcomes = [];
+for (const pool of [false, { size: 2, perKey: 2, idleMs: 60000 }]) {
+  // No pre-check: the helper itself must meet each attack.
+  const broker = createBroker({ pool, precheck: false, helperRuntime: ${JSON.stringify(runtime)} });
+  // The first call starts the pool's spares; the attacks that follow run in warm helpers.
+  await broker.call('fs/readFile', { path: ${JSON.stringify(uri(join(fixture.ws, 'hello.txt')))}, sandbox });
+  for (const [method, params] of attacks) {
+    try {
+      const result = await broker.call(method, { ...params, sandbox });
+      outcomes.push({ pool: pool !== false, method, ok: true, text: result.dataBase64 ? Buffer.from(result.dataBase64).toString() : '' });
+    } catch (error) {
+      outcomes.push({ pool: pool !== false, method, ok: false, kind: error.kind });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  await broker.close();
+}
+process.stdout.write(JSON.stringify(outcomes));
+`,
+      );
+      const before = await snapshotTree(fixture.base);
+      const command = withInheritedDescriptors(
+        { file: process.execPath, args: [script] },
+        { 200: secret, 201: fixture.outside },
+      );
+      const stdout = execFileSync(command.file, command.args, {
+        cwd: join(REPO, 'packages', 'broker'),
+        env: cliEnv(fixture),
+        encoding: 'utf8',
+      });
+      const outcomes = JSON.parse(stdout) as Array<{ ok: boolean; kind?: string; text?: string }>;
+      expect(outcomes).toHaveLength(6);
+      for (const outcome of outcomes) {
+        expect(outcome.ok, JSON.stringify(outcome)).toBe(false);
+        expect(['internal_error', 'helper_failed']).not.toContain(outcome.kind);
+      }
+      expect(stdout).not.toContain(DENIED_CONTENT);
+      expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+    });
+  },
+);

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { copyFile, lchown, readdir, readFile, stat } from 'node:fs/promises';
+import { chmod, copyFile, lchown, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { resolveHelperRuntime, runtimeFlags } from '@fs-sandbox/broker';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { resolveHelperRuntime } from '@fs-sandbox/broker';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bunExecutable, compileWithBun } from '../packages/helper/scripts/bun-compile.mjs';
 import { CLI_BIN, ensureBuilt, REPO } from './support/build.js';
 import { type CliUser, callMethod, cliCommand, NOBODY_UID, USERS } from './support/cli.js';
 import {
@@ -32,15 +33,31 @@ const SECRETS = {
 // The allowlist, plus PWD, which bwrap itself sets to the --chdir directory.
 const ALLOWED_HELPER_ENV = ['PATH', 'PWD', 'TEMP', 'TMP', 'TMPDIR'];
 
-beforeAll(() => {
-  ensureBuilt();
-});
+let runtimeKind: 'node' | 'bun';
+/** The probe as the helper runtime of this run takes a program: the script for node, compiled for Bun. */
+let probe: string;
+let probeDir: string | null = null;
 
-/** The runtime the CLI's helpers run under in this test run (FS_SANDBOX_HELPER_RUNTIME, else auto). */
-async function helperRuntimeKind(): Promise<'node' | 'bun'> {
+beforeAll(async () => {
+  ensureBuilt();
+  // The runtime the CLI's helpers run under in this test run (FS_SANDBOX_HELPER_RUNTIME, else auto).
   const env = { PATH: '/usr/bin:/bin', FS_SANDBOX_HELPER_RUNTIME: process.env.FS_SANDBOX_HELPER_RUNTIME };
-  return (await resolveHelperRuntime('linux', env)).executable.kind;
-}
+  runtimeKind = (await resolveHelperRuntime('linux', env)).executable.kind;
+  probe = PROBE;
+  if (runtimeKind === 'bun') {
+    const bun = bunExecutable();
+    if (bun === null) throw new Error('the Bun helper runs, yet no Bun package is installed');
+    // Traversable by nobody, unlike a mkdtemp directory: the probe runs as nobody too.
+    probeDir = await mkdtemp('/tmp/fs-sandbox-probe-');
+    await chmod(probeDir, 0o755);
+    probe = join(probeDir, 'probe-helper');
+    compileWithBun(bun, PROBE, probe);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  if (probeDir !== null) await rm(probeDir, { recursive: true, force: true });
+});
 
 interface ProbeReport {
   uid: number;
@@ -136,7 +153,7 @@ describe.each(USERS)('as %s', (user: CliUser) => {
   });
 
   it('runs the helper with only the allowlisted environment, no capabilities, no network, alone in its pid namespace', async () => {
-    const env = { ...(await hostileEnv()), FS_SANDBOX_HELPER_BUNDLE: PROBE };
+    const env = { ...(await hostileEnv()), FS_SANDBOX_HELPER_BUNDLE: probe };
     const outcome = await callMethod(
       'fs/getMetadata',
       { path: uri(fixture.ws), sandbox: workspaceContext(fixture) },
@@ -146,8 +163,8 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     const report = outcome.result as unknown as ProbeReport;
 
     expect(Object.keys(report.env).every((name) => ALLOWED_HELPER_ENV.includes(name))).toBe(true);
-    // Nothing beyond the runtime's own hardening flags (none for node).
-    expect(report.execArgv).toEqual(runtimeFlags(await helperRuntimeKind()));
+    // Nothing beyond the hardening compiled into the Bun helper (nothing for node).
+    expect(report.execArgv).toEqual(runtimeKind === 'bun' ? ['--no-addons'] : []);
     for (const environ of [
       report.selfEnviron.text ?? '',
       report.initEnviron.text ?? '',
@@ -169,7 +186,7 @@ describe.each(USERS)('as %s', (user: CliUser) => {
 
   it('cannot remount, unmount or mount anything, nor open a user namespace, even as root', async () => {
     const before = await snapshotTree(fixture.base);
-    const env = { ...cliEnv(fixture), FS_SANDBOX_HELPER_BUNDLE: PROBE };
+    const env = { ...cliEnv(fixture), FS_SANDBOX_HELPER_BUNDLE: probe };
     const outcome = await callMethod(
       'fs/getMetadata',
       { path: uri(fixture.ws), sandbox: workspaceContext(fixture) },
@@ -190,26 +207,27 @@ describe.each(USERS)('as %s', (user: CliUser) => {
   });
 
   it('leaves no helper or bwrap process behind when the broker is killed mid-operation', async () => {
-    const env = { ...cliEnv(fixture), FS_SANDBOX_HELPER_BUNDLE: PROBE };
+    const env = { ...cliEnv(fixture), FS_SANDBOX_HELPER_BUNDLE: probe };
     const params = { path: uri(join(fixture.ws, 'sleep')), sandbox: workspaceContext(fixture) };
     const command = cliCommand(user, ['call', 'fs/getMetadata', JSON.stringify(params)]);
     const cli = spawn(command.file, command.args, { cwd: REPO, env, stdio: 'ignore' });
     const exited = new Promise((resolve) => cli.on('close', resolve));
-    // The probe's own node process inside the sandbox (its cmdline is `node <probe>`).
+    // bwrap and the probe's own process inside the sandbox (a Bun probe also runs once, briefly,
+    // outside any sandbox: the broker's self-check, which has no bwrap around it).
     await waitFor(
       () => {
-        const found = processesMatching(PROBE).filter((p) => !p.cmdline.includes('bwrap'));
-        return found.length > 0 ? found : undefined;
+        const found = processesMatching(probe);
+        const sandboxed = found.some((p) => p.cmdline.includes('bwrap'));
+        return sandboxed && found.some((p) => !p.cmdline.includes('bwrap')) ? found : undefined;
       },
       20_000,
       'the sandboxed probe to start',
     );
-    expect(processesMatching(PROBE).some((p) => p.cmdline.includes('bwrap'))).toBe(true);
     cli.kill('SIGKILL');
     await exited;
     // bwrap --die-with-parent and the pid namespace take the helper down with the broker.
     await waitFor(
-      () => (processesMatching(PROBE).length === 0 ? true : undefined),
+      () => (processesMatching(probe).length === 0 ? true : undefined),
       10_000,
       'the sandbox to die',
     );

@@ -145,9 +145,9 @@ async function burst(server, params, count) {
   return count / ((performance.now() - started) / 1000);
 }
 
-/** The pids of the waiting helpers of one runtime (its own bundle names it). */
+/** The pids of the waiting helpers of one runtime (its program names it: helper.cjs or helper-bun). */
 function sparesOf(needle, runtime) {
-  const bundle = runtime === 'bun' ? 'helper-bun.cjs' : 'helper.cjs';
+  const bundle = runtime === 'bun' ? 'helper-bun' : 'helper.cjs';
   return helperProcesses(needle)
     .map((helper) => helper.pid)
     .filter((pid) => {

@@ -21,7 +21,7 @@ export function helperProcesses(needle) {
     const cmdline = cmdlineOf(name);
     // The node process itself, not the bwrap launcher(s) whose argv also names the bundle.
     const program = cmdline.slice(0, cmdline.indexOf('\0'));
-    if (program.endsWith('bwrap') || !/helper(-bun)?\.cjs/.test(cmdline) || !cmdline.includes(needle))
+    if (program.endsWith('bwrap') || !/\/helper(?:\.cjs|-bun)\0/.test(cmdline) || !cmdline.includes(needle))
       continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');

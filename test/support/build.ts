@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,7 +11,8 @@ export const CLI_BIN = join(REPO, 'packages/broker/bin/fs-sandbox.js');
 const OUTPUTS = [
   join(REPO, 'packages/broker/dist/cli.js'),
   join(REPO, 'packages/helper/dist/helper.cjs'),
-  join(REPO, 'packages/helper/dist/helper-bun.cjs'),
+  // Built only where a Bun package is installed; where it was, it must be as new as the sources.
+  ...[join(REPO, 'packages/helper/dist/helper-bun')].filter((path) => existsSync(path)),
 ];
 const SOURCES = ['policy', 'helper', 'broker'].map((name) => join(REPO, 'packages', name, 'src'));
 

@@ -7,8 +7,8 @@ import { processesMatching } from './processes.js';
  * names its directory) and telling when a spare has finished starting.
  */
 
-/** Either helper program: node's bundle or Bun's. */
-export const HELPER_BUNDLE = /\/helper(-bun)?\.cjs/;
+/** Either helper program: node's bundle or the compiled Bun helper. */
+export const HELPER_BUNDLE = /\/helper(?:\.cjs|-bun)(?:\s|$)/;
 
 /**
  * Helper programs of `needle` that are blocked in read(0, …): started, loaded, and waiting for

@@ -35,6 +35,13 @@ process.stdin.on('end', () => {
   const text = Buffer.concat(chunks).toString('utf8');
   const request = JSON.parse(text.slice(0, text.indexOf('\n')));
   const target = request.params.path;
+  // The broker's self-check of a Bun helper runs it outside any sandbox: that run must do nothing.
+  if (request.sandboxed !== true) {
+    process.stdout.write(
+      `${JSON.stringify({ status: 'ok', payload: { operation: 'fs/getMetadata', response: {} } })}\n`,
+    );
+    return;
+  }
   if (target.endsWith('/sleep')) {
     setInterval(() => {}, 60_000);
     return;

@@ -21,12 +21,12 @@ export {
   type WireResultOf,
 } from '@fs-sandbox/policy';
 export type { BackendName, HelperRuntime, LaunchSpec, SandboxBackend } from './backends/backend.js';
+export { helperScript } from './backends/backend.js';
 export { type LaunchCommand, launchCommand } from './backends/launch-command.js';
 export { type BwrapSandbox, buildBwrapSandbox, bwrapFactPaths } from './backends/linux/bwrap-args.js';
 export { createBwrapBackend } from './backends/linux/bwrap-backend.js';
 export { locateBwrap } from './backends/linux/bwrap-locate.js';
 export { collectPathFacts, type PathFact, type PathFacts } from './backends/linux/path-facts.js';
-export { runtimeFlags } from './backends/runtime-flags.js';
 export { selectBackend } from './backends/select-backend.js';
 export { type BrokerOptions, createBroker, type FsBroker } from './broker.js';
 export { type Broker, type CallInfo, type CallOptions, type FsMethod, isFsMethod } from './broker-api.js';

@@ -1,16 +1,21 @@
+import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
 import { describe, expect, it } from 'vitest';
-import { runtimeFlags } from '../src/backends/runtime-flags.js';
 import { spareLaunch } from '../src/pool/spare-launch.js';
 import { chooseRuntime, requestedRuntime } from '../src/runner/runtime-choice.js';
 import { directLaunch } from './support/launches.js';
 
 const helperEnv = { PATH: '/usr/bin:/bin' };
 
+const builtBunHelper = () => helperBundlePath({}, 'bun');
+const missing = () => {
+  throw new Error('not built');
+};
+
 describe('helper runtime choice', () => {
-  it('takes the option, else FS_SANDBOX_HELPER_RUNTIME, else node (until Bun keeps inherited descriptors out)', () => {
+  it('takes the option, else FS_SANDBOX_HELPER_RUNTIME, else auto', () => {
     expect(requestedRuntime('node', { FS_SANDBOX_HELPER_RUNTIME: 'bun' })).toBe('node');
     expect(requestedRuntime(undefined, { FS_SANDBOX_HELPER_RUNTIME: 'bun' })).toBe('bun');
-    expect(requestedRuntime(undefined, {})).toBe('node');
+    expect(requestedRuntime(undefined, {})).toBe('auto');
   });
 
   it('refuses an unknown choice by name, as invalid_params', () => {
@@ -20,55 +25,61 @@ describe('helper runtime choice', () => {
   });
 
   it('runs node when node is asked for, saying so', async () => {
-    const chosen = await chooseRuntime('node', 'linux', helperEnv);
+    const chosen = await chooseRuntime('node', 'linux', helperEnv, builtBunHelper);
     expect(chosen.executable.kind).toBe('node');
-    expect(chosen.reason).toBe('node: the default, or asked for');
+    expect(chosen.reason).toBe('node, as asked');
   });
 
   it('falls back to node under auto where Bun does not run the helper (macOS, Windows), and says why', async () => {
     for (const os of ['macos', 'windows'] as const) {
-      const chosen = await chooseRuntime('auto', os, helperEnv);
+      const chosen = await chooseRuntime('auto', os, helperEnv, builtBunHelper);
       expect(chosen.executable.kind).toBe('node');
       expect(chosen.reason).toMatch(/only on Linux/);
     }
   });
 
+  it('falls back to node under auto when the Bun helper is not built, and says why', async () => {
+    const chosen = await chooseRuntime('auto', 'linux', helperEnv, missing, 'x64');
+    expect(chosen.executable.kind).toBe('node');
+    expect(chosen.reason).toMatch(/the Bun helper is not built/);
+  });
+
   it('refuses bun asked for explicitly where it cannot run, never switching to node silently', async () => {
-    await expect(chooseRuntime('bun', 'macos', helperEnv)).rejects.toMatchObject({
+    await expect(chooseRuntime('bun', 'macos', helperEnv, builtBunHelper)).rejects.toMatchObject({
       kind: 'sandbox_unavailable',
     });
-    await expect(chooseRuntime('bun', 'linux', helperEnv, 'ia32')).rejects.toMatchObject({
+    await expect(chooseRuntime('bun', 'linux', helperEnv, builtBunHelper, 'ia32')).rejects.toMatchObject({
       kind: 'sandbox_unavailable',
+    });
+    await expect(chooseRuntime('bun', 'linux', helperEnv, missing, 'x64')).rejects.toMatchObject({
+      kind: 'sandbox_unavailable',
+      message: expect.stringContaining('not built'),
+    });
+  });
+
+  it('refuses a Bun helper that fails its self-check (a file that is no helper)', async () => {
+    const notAHelper = () => '/bin/true';
+    await expect(chooseRuntime('bun', 'linux', helperEnv, notAHelper, 'x64')).rejects.toMatchObject({
+      kind: 'sandbox_unavailable',
+      message: expect.stringContaining('failed its self-check'),
     });
   });
 
   it.skipIf(process.platform !== 'linux' || process.arch !== 'x64')(
-    'takes the installed Bun package under auto on Linux x64 once its self-check passed',
+    'takes the built Bun helper under auto on Linux x64 once its self-check passed',
     async () => {
-      const chosen = await chooseRuntime('auto', 'linux', helperEnv);
-      expect(chosen.executable.kind).toBe('bun');
-      expect(chosen.executable.path).toMatch(/@oven\/bun-linux-x64(-musl)?\/bin\/bun$/);
+      const chosen = await chooseRuntime('auto', 'linux', helperEnv, builtBunHelper);
+      expect(chosen.executable).toEqual({ kind: 'bun', path: builtBunHelper() });
       expect(chosen.reason).toMatch(/passed the self-check/);
     },
   );
 });
 
-describe('runtime flags', () => {
-  it('hardens Bun against the cwd: no bunfig, no tsconfig, no .env, no auto-install, no addons', () => {
-    expect(runtimeFlags('bun')).toEqual([
-      '--config=/dev/null',
-      '--tsconfig-override=/dev/null',
-      '--no-env-file',
-      '--no-install',
-      '--no-addons',
-    ]);
-    expect(runtimeFlags('node')).toEqual([]);
-  });
-
-  it('gives a node spare --no-lazy and a Bun spare no node flag', () => {
+describe('spare launches', () => {
+  it('gives a node spare --no-lazy and a Bun spare no runtime flag', () => {
     const node = directLaunch({ sandboxProgram: 'bwrap', runtime: '/usr/bin/node', helper: 'h.cjs' });
     expect(spareLaunch(node).runtimeArgs).toEqual(['--no-lazy']);
-    const bun = { ...node, runtimeKind: 'bun' as const, runtimeArgs: runtimeFlags('bun') };
-    expect(spareLaunch(bun).runtimeArgs).toEqual(runtimeFlags('bun'));
+    const bun = { ...node, runtimeKind: 'bun' as const, helper: null };
+    expect(spareLaunch(bun).runtimeArgs).toEqual([]);
   });
 });

@@ -1,13 +1,15 @@
 // Builds the helper: dist/helper.cjs (the program: one minified CommonJS file, no source map, so
-// node loads and compiles as little as possible on every start), dist/helper-bun.cjs (the same
-// program for Bun, without the V8 code cache Bun cannot use) and the ESM library entries.
+// node loads and compiles as little as possible on every start), dist/helper-bun (the same program
+// compiled with Bun into one executable, where a Bun package is installed: bun-compile.mjs) and the
+// ESM library entries.
 // Each output is written to a temp name and renamed into place, so a helper being spawned while a
 // build runs (tests build before they spawn) never sees a half-written file.
 
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { bunExecutable, compileWithBun } from './bun-compile.mjs';
 import { withCodeCache } from './code-cache.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -24,7 +26,7 @@ const common = {
   write: false,
 };
 
-const results = await Promise.all([
+const [nodeProgram, bunProgram, library] = await Promise.all([
   build({
     ...common,
     entryPoints: ['src/main.ts'],
@@ -39,6 +41,7 @@ const results = await Promise.all([
   build({
     ...common,
     entryPoints: ['src/main.ts'],
+    // Only the input of the Bun compile below, never written under this name.
     outfile: 'dist/helper-bun.cjs',
     format: 'cjs',
     minify: true,
@@ -53,10 +56,29 @@ const results = await Promise.all([
   }),
 ]);
 
-for (const file of results.flatMap((result) => result.outputFiles)) {
+for (const file of [...nodeProgram.outputFiles, ...library.outputFiles]) {
   mkdirSync(dirname(file.path), { recursive: true });
   const temp = `${file.path}.${process.pid}.tmp`;
   // The program ships with a V8 code cache of itself (a faster start, see code-cache.mjs).
   writeFileSync(temp, file.path.endsWith('helper.cjs') ? withCodeCache(file.text) : file.contents);
   renameSync(temp, file.path);
+}
+
+// The Bun helper, compiled from its bundle, or none: a Bun helper left from an earlier build would
+// run that build's code.
+const bunHelper = join(root, 'dist', 'helper-bun');
+const bun = bunExecutable();
+if (bun === null) {
+  rmSync(bunHelper, { force: true });
+  console.log(
+    '@fs-sandbox/helper: no Bun package for this platform, so no Bun helper (node runs the helper)',
+  );
+} else {
+  const program = join(root, 'dist', `helper-bun.${process.pid}.cjs`);
+  try {
+    writeFileSync(program, bunProgram.outputFiles[0].contents);
+    compileWithBun(bun, program, bunHelper);
+  } finally {
+    rmSync(program, { force: true });
+  }
 }

@@ -5,17 +5,18 @@ import { FsError } from '@fs-sandbox/policy/core';
 const OVERRIDE = 'FS_SANDBOX_HELPER_BUNDLE';
 
 /**
- * The helper program is built once per runtime: `helper.cjs` for node (with a V8 code cache) and
- * `helper-bun.cjs` for Bun (the same program without it, which Bun could not use and would parse).
+ * The helper program is built once per runtime: `helper.cjs`, a script for node (with a V8 code
+ * cache), and `helper-bun`, the same program compiled with Bun into one executable (runtime,
+ * program and bytecode: scripts/bun-compile.mjs says why).
  */
 const BUNDLE_EXPORT = {
   node: '@fs-sandbox/helper/helper.cjs',
-  bun: '@fs-sandbox/helper/helper-bun.cjs',
+  bun: '@fs-sandbox/helper/helper-bun',
 } as const;
 
 /**
  * Absolute path of the single-file helper program for a runtime (packages/helper/dist/helper.cjs or
- * helper-bun.cjs), which the broker hands to the sandbox as an exact readable file. It is found
+ * the executable helper-bun), which the broker hands to the sandbox as an exact readable file. It is found
  * through the package's own export, resolved from this module's location, so the answer is the same whether
  * this code runs from source (vitest), from dist, or bundled into the broker. An override must be
  * absolute: a relative one would depend on whichever cwd the broker happens to have.

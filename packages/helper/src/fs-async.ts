@@ -26,6 +26,7 @@ import {
   openSync,
   type PathLike,
   read as readCallback,
+  readdir as readdirCallback,
   readlink as readlinkCallback,
   readlinkSync,
   readSync,
@@ -46,13 +47,21 @@ import {
   write as writeCallback,
   writeSync,
 } from 'node:fs';
-import { promisify } from 'node:util';
+import type * as util from 'node:util';
 
 /**
  * The promise-returning file-system calls the helper uses, made from node:fs callbacks. Not
  * node:fs/promises: loading it pulls in readline and the fs watchers (nine more built-in modules,
  * about 1.5 ms on every helper start, see bench/helper-startup.mjs), none of which the helper uses.
+ * Not node:util's promisify either: under Bun, loading node:util alone costs ~2 ms per start.
  */
+
+/** util.promisify for these calls (its typing; the value would load node:util). */
+const promisify = ((call: (...args: unknown[]) => void) =>
+  (...args: unknown[]) =>
+    new Promise((resolve, reject) => {
+      call(...args, (error: unknown, result: unknown) => (error ? reject(error) : resolve(result)));
+    })) as typeof util.promisify;
 
 /**
  * The helper program serves one request per process and has nothing else to do meanwhile, so it
@@ -110,6 +119,13 @@ export function opendirBytes(path: PathLike, bufferSize: number): Promise<Dir> {
     opendirCallback(path, { encoding: 'buffer' as BufferEncoding, bufferSize }, (error, dir) =>
       error ? reject(error) : resolve(dir),
     );
+  });
+}
+
+/** The names in a directory, as raw bytes, in one readdir(3) pass. */
+export function readdirBytes(path: PathLike): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    readdirCallback(path, { encoding: 'buffer' }, (error, names) => (error ? reject(error) : resolve(names)));
   });
 }
 

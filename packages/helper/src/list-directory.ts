@@ -1,7 +1,6 @@
 import type { Dirent, Stats } from 'node:fs';
-import { readdir } from 'node:fs/promises';
 import { decodePathBytes, encodePathBytes, fsPathArg } from '@fs-sandbox/policy/core';
-import { lstat, opendirBytes } from './fs-async.js';
+import { lstat, opendirBytes, readdirBytes } from './fs-async.js';
 import { fromOsError } from './os-error.js';
 
 export type EntryType = 'file' | 'directory' | 'symlink' | 'other' | 'unknown';
@@ -67,7 +66,7 @@ export async function listDirectory(
  */
 async function listByNames(accessPath: string, limit: number): Promise<Listing> {
   const directory = encodePathBytes(accessPath);
-  const names = (await readdir(fsPathArg(accessPath), { encoding: 'buffer' })) as Buffer[];
+  const names = await readdirBytes(fsPathArg(accessPath));
   const entries: ListedEntry[] = [];
   for (const name of names.slice(0, limit)) {
     const child = Buffer.concat([directory, Buffer.from('/'), name]);

@@ -1,6 +1,6 @@
 import type { HostOs, SandboxPlan } from '@fs-sandbox/policy';
 
-/** The JavaScript runtime that executes the helper bundle. */
+/** The JavaScript runtime that executes the helper: node with the bundle, or the compiled Bun helper. */
 export type RuntimeKind = 'node' | 'bun';
 
 /** The runtime executable: which runtime it is (its flags differ) and its real path (symlinks resolved). */
@@ -26,6 +26,15 @@ export interface HelperRuntime {
 }
 
 /**
+ * The script node is given, or null for the compiled Bun helper, whose executable is the program.
+ * Bun needs no flags either: what the hardened helper must not read is compiled in (the helper
+ * package's scripts/bun-compile.mjs).
+ */
+export function helperScript(runtime: HelperRuntime): string | null {
+  return runtime.executable.kind === 'bun' ? null : runtime.helperBundle;
+}
+
+/**
  * The exact files every sandbox lets the helper read (and node and ripgrep execute), in launch
  * order: warm spares start before their method is known, so ripgrep is in every launch.
  */
@@ -48,14 +57,14 @@ export interface LaunchSpec {
   sandboxProgram: string;
   /** Its arguments, up to where the runtime's command line starts. */
   sandboxArgs: string[];
-  /** The runtime executable (node or Bun), as the sandbox names it. */
+  /** The runtime executable (node, or the compiled Bun helper), as the sandbox names it. */
   runtime: string;
   /** Which runtime that is: a warm spare's extra flags depend on it. */
   runtimeKind: RuntimeKind;
-  /** The runtime's own flags, before the helper bundle (Bun's hardening flags, a spare's node flags). */
+  /** The runtime's own flags, before the helper bundle (a spare's node flags). */
   runtimeArgs: string[];
-  /** The helper bundle the runtime runs, as the sandbox names it. */
-  helper: string;
+  /** The helper bundle the runtime runs, as the sandbox names it; null when the runtime is the helper. */
+  helper: string | null;
   /** The helper program's own arguments, after `--expect-mounts` (which is derived from mountPoints). */
   helperArgs: string[];
   /**

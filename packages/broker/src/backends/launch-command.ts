@@ -21,7 +21,7 @@ export function launchCommand(launch: LaunchSpec): LaunchCommand {
       ...launch.sandboxArgs,
       launch.runtime,
       ...launch.runtimeArgs,
-      launch.helper,
+      ...(launch.helper === null ? [] : [launch.helper]),
       ...expectMounts,
       ...launch.helperArgs,
     ],

@@ -3,6 +3,7 @@ import { encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox
 import { FsError, LIMITS, parseProgressLine, type TreeProgress } from '@fs-sandbox/policy/core';
 import type { LaunchSpec } from '../backends/backend.js';
 import { launchCommand } from '../backends/launch-command.js';
+import { helperStdio } from './inherited-masks.js';
 import { launchFailure } from './launch-failure.js';
 import { ReplyReader } from './reply-reader.js';
 
@@ -44,7 +45,7 @@ export class HelperProcess {
       env: launch.env,
       cwd: '/',
       detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdio: helperStdio(),
       windowsHide: true,
     });
     this.child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));

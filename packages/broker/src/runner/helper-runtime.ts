@@ -27,8 +27,8 @@ export interface ResolvedHelperRuntime extends HelperRuntime {
 }
 
 /**
- * What the sandbox must let the helper read to run at all: the real runtime executable (node or
- * Bun, see runtime-choice.ts) and the helper
+ * What the sandbox must let the helper read to run at all: the real runtime executable (node, or
+ * the compiled Bun helper, see runtime-choice.ts) and the helper
  * bundle as exact files (not their folders, which may hold anything), and only the minimal
  * platform roots that exist. The environment is cut down to the allowlist here, once.
  */
@@ -39,10 +39,19 @@ export async function resolveHelperRuntime(
   runtimeChoice?: HelperRuntimeChoice,
 ): Promise<ResolvedHelperRuntime> {
   const helperEnv = filterHelperEnv(env, os);
-  const { executable, ...choice } = await chooseRuntime(requestedRuntime(runtimeChoice, env), os, helperEnv);
+  const { executable, ...choice } = await chooseRuntime(
+    requestedRuntime(runtimeChoice, env),
+    os,
+    helperEnv,
+    () => bundlePath ?? helperBundlePath(env, 'bun'),
+  );
   let helperBundle: string;
   try {
-    helperBundle = await realpath(bundlePath ?? helperBundlePath(env, executable.kind));
+    // The Bun helper is an executable: program and runtime are one file.
+    helperBundle =
+      executable.kind === 'bun'
+        ? executable.path
+        : await realpath(bundlePath ?? helperBundlePath(env, 'node'));
   } catch (error) {
     // No bundle means no sandboxed helper: a typed refusal, never an in-process fallback.
     const why = error instanceof Error ? error.message : String(error);

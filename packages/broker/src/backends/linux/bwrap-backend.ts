@@ -1,6 +1,5 @@
 import type { SandboxPlan } from '@fs-sandbox/policy';
-import type { HelperRuntime, LaunchSpec, SandboxBackend } from '../backend.js';
-import { runtimeFlags } from '../runtime-flags.js';
+import { type HelperRuntime, helperScript, type LaunchSpec, type SandboxBackend } from '../backend.js';
 import { buildBwrapSandbox, bwrapFactPaths } from './bwrap-args.js';
 import { locateBwrap } from './bwrap-locate.js';
 import { collectPathFacts, expandDenyGlobs } from './path-facts.js';
@@ -33,8 +32,8 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBa
         // The runtime files are bound at their own paths, so the sandbox names them as the host does.
         runtime: runtime.executable.path,
         runtimeKind: runtime.executable.kind,
-        runtimeArgs: runtimeFlags(runtime.executable.kind),
-        helper: runtime.helperBundle,
+        runtimeArgs: [],
+        helper: helperScript(runtime),
         helperArgs: [],
         mountPoints: sandbox.mountPoints,
         cwd: sandbox.cwd,
