@@ -1,15 +1,20 @@
-// Prints vitest's JSON report as one plain closing line ("N passed, N failed, N skipped"), so a
-// CI log reader that does not know vitest still sees how many tests ran.
+// Prints vitest's JSON reports (one per leg: the default run, then the node-helper run) as one plain
+// closing line ("N passed, N failed, N skipped"), so a CI log reader that does not know vitest
+// still sees how many tests ran.
 import { existsSync, readFileSync } from 'node:fs';
 
-const report = process.argv[2] ?? 'test-results.json';
-if (!existsSync(report)) {
-  console.log(`tests: no report at ${report} (the run stopped before the test runner finished)`);
-  process.exit(0);
+const reports = process.argv.length > 2 ? process.argv.slice(2) : ['test-results.json'];
+const total = { passed: 0, failed: 0, skipped: 0 };
+for (const report of reports) {
+  if (!existsSync(report)) {
+    console.log(`tests: no report at ${report} (the run stopped before the test runner finished)`);
+    continue;
+  }
+  const { numPassedTests, numFailedTests, numPendingTests, numTodoTests } = JSON.parse(
+    readFileSync(report, 'utf8'),
+  );
+  total.passed += numPassedTests;
+  total.failed += numFailedTests;
+  total.skipped += numPendingTests + numTodoTests;
 }
-const { numPassedTests, numFailedTests, numPendingTests, numTodoTests } = JSON.parse(
-  readFileSync(report, 'utf8'),
-);
-console.log(
-  `tests: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests + numTodoTests} skipped`,
-);
+console.log(`tests: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
