@@ -3,15 +3,20 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 /**
- * `fs-sandbox serve --listen stdio` as a child, with a client that never holds a reply as text: it
- * counts each reply's bytes up to its newline and keeps only the first 200 and the last 200 bytes,
- * so a 512 MiB read (~716 MiB of JSON) can be timed without the client being the bottleneck.
+ * `fs-sandbox serve --listen stdio` as a child (or another server of the same wire, `child`), with
+ * a client that never holds a reply as text: it counts each reply's bytes up to its newline and
+ * keeps only the first 200 and the last 200 bytes, so a 512 MiB read (~716 MiB of JSON) can be
+ * timed without the client being the bottleneck.
  */
 export class ServeClient {
-  constructor(cliBin, args = []) {
-    this.child = spawn(process.execPath, [cliBin, 'serve', '--listen', 'stdio', ...args], {
+  constructor(
+    cliBin,
+    args = [],
+    child = spawn(process.execPath, [cliBin, 'serve', '--listen', 'stdio', ...args], {
       stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    }),
+  ) {
+    this.child = child;
     this.current = { bytes: 0, head: '', tail: '' };
     this.waiters = [];
     this.replies = [];
