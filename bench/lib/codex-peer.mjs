@@ -84,7 +84,10 @@ export function codexVersion(binary) {
   const run = spawnSync(binary, ['--version'], { encoding: 'utf8', timeout: 30_000 });
   if (run.status !== 0)
     throw new Error(`${binary} --version failed: ${run.error?.message ?? run.stderr.trim()}`);
-  return run.stdout.trim();
+  const version = run.stdout.trim().split('\n')[0];
+  if (!version.startsWith('codex-cli '))
+    throw new Error(`${binary} is not the Codex CLI: it says ${version}`);
+  return version;
 }
 
 /**
@@ -102,6 +105,10 @@ export async function startCodex(binary, env = process.env) {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.once('exit', () => rmSync(home, { recursive: true, force: true }));
+  await new Promise((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', (error) => reject(new Error(`could not start ${binary}: ${error.message}`)));
+  });
   const server = new ServeClient(null, [], child);
   await server.handshake();
   return server;

@@ -25,6 +25,12 @@ export class ServeClient {
       this.stderr += chunk;
     });
     this.child.stdout.on('data', (chunk) => this.take(chunk));
+    // A server that exits wakes the waiters, so `next()` reports it instead of waiting forever,
+    // and a write to it after that (EPIPE) is not a crash of the bench.
+    this.child.stdin.on('error', () => {});
+    this.child.once('exit', () => {
+      for (const wake of this.waiters.splice(0)) wake();
+    });
   }
 
   take(chunk) {
@@ -47,7 +53,8 @@ export class ServeClient {
 
   async next() {
     while (this.replies.length === 0) {
-      if (this.child.exitCode !== null) throw new Error(`serve exited: ${this.stderr}`);
+      if (this.child.exitCode !== null)
+        throw new Error(`the server exited (${this.child.exitCode}): ${this.stderr.trim()}`);
       await new Promise((resolve) => this.waiters.push(resolve));
     }
     return this.replies.shift();
