@@ -7,7 +7,9 @@
 //   - helper start-to-reply against `node -e 0`;
 //   - 100 × 1 KiB reads as one fs/batch vs 100 sequential warm fs/readFile vs 100 concurrent.
 //   - node and Bun helpers side by side (lib/runtimes.mjs): cold, warm spaced and back-to-back 1 KiB
-//     reads, a burst of 32 through serve with the pool on and off, 64 MiB, peak RSS per warm helper.
+//     reads through the library and through serve, a burst of 32 through serve with the pool on and
+//     off, 64 MiB through serve, peak RSS per warm helper; with --peer codex, the reference Codex
+//     exec-server's figures for the same rows through its own server, in the same rounds.
 // Prints a table with medians, p90s, ratios and the four targets; writes bench/results/latest.json
 // and bench/results/latency.svg.
 //
@@ -19,12 +21,22 @@
 //                                   the same interleaved rounds, as `readFile cold/warm (baseline)`
 //   node bench/run.mjs [rounds] --runtimes-only
 //                                   only the node-vs-Bun comparison
+//   node bench/run.mjs [rounds] --peer codex        (also with --runtimes-only; pnpm bench --peer codex)
+//                                   adds the reference Codex exec-server (`codex exec-server --listen
+//                                   stdio`, the @openai/codex version of test/package.json, installed
+//                                   on first use into ${XDG_CACHE_HOME:-~/.cache}/fs-sandbox-bench/,
+//                                   never into the project) to the runtime table's rounds: a `codex`
+//                                   column, node/codex and bun/codex ratios, and the issue's targets.
+//                                   FS_SANDBOX_BENCH_CODEX=/path/to/codex measures that binary instead
+//                                   (and turns the peer on without --peer).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import { resolveHelperRuntime } from '@fs-sandbox/broker';
 import { formatBatchReads, measureBatchReads } from './lib/batch-read.mjs';
+import { assertSandboxes, codexVersion, locateCodex, startCodex } from './lib/codex-peer.mjs';
 import { createFixture, sandboxFor } from './lib/fixture.mjs';
 import { runMeta } from './lib/format.mjs';
 import { measureHelperStart } from './lib/helper-start.mjs';
@@ -32,21 +44,34 @@ import { measureLargeReads, measureOneHugeRead } from './lib/large-read.mjs';
 import { measureLatencies } from './lib/latency.mjs';
 import { latencySvg } from './lib/latency-chart.mjs';
 import { formatReport, summarizeRun } from './lib/report.mjs';
-import { formatRuntimes, measureRuntimes } from './lib/runtimes.mjs';
+import { measureRuntimes } from './lib/runtimes.mjs';
+import { formatRuntimes } from './lib/runtimes-table.mjs';
 import { measureThroughput } from './lib/throughput.mjs';
 
-const args = process.argv.slice(2);
-const baselineAt = args.indexOf('--baseline');
-const baselineDir = baselineAt === -1 ? null : args[baselineAt + 1];
-if (baselineAt !== -1 && baselineDir === undefined) {
-  console.error('bench/run.mjs: --baseline needs the directory of a built fs-sandbox checkout');
+const { values: flags, positionals } = (() => {
+  try {
+    return parseArgs({
+      args: process.argv.slice(2),
+      options: {
+        baseline: { type: 'string' },
+        'runtimes-only': { type: 'boolean' },
+        peer: { type: 'string' },
+      },
+      allowPositionals: true,
+    });
+  } catch (error) {
+    console.error(`bench/run.mjs: ${error.message}`);
+    process.exit(2);
+  }
+})();
+const baselineDir = flags.baseline ?? null;
+const runtimesOnly = flags['runtimes-only'] === true;
+if (flags.peer !== undefined && flags.peer !== 'codex') {
+  console.error(`bench/run.mjs: --peer knows only codex, not ${flags.peer}`);
   process.exit(2);
 }
-const runtimesOnly = args.includes('--runtimes-only');
-const positional = args.filter(
-  (arg, i) => arg !== '--runtimes-only' && (baselineAt === -1 || (i !== baselineAt && i !== baselineAt + 1)),
-);
-const rounds = Math.max(10, Number(positional[0] ?? 40));
+const withCodex = flags.peer === 'codex' || Boolean(process.env.FS_SANDBOX_BENCH_CODEX);
+const rounds = Math.max(10, Number(positionals[0] ?? 40));
 const MiB = 1024 * 1024;
 const cliBin = fileURLToPath(new URL('../packages/broker/bin/fs-sandbox.js', import.meta.url));
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
@@ -61,6 +86,8 @@ const meta = runMeta({ rounds, baseline: baselineDir });
 const runtime = await resolveHelperRuntime('linux', process.env, undefined, 'node');
 const fixture = createFixture();
 const sandbox = sandboxFor(fixture);
+// On exit, not in a `finally`: the runtimes-only run ends with process.exit.
+process.on('exit', () => rmSync(fixture.base, { recursive: true, force: true }));
 const step = (text) => process.stderr.write(`bench: ${text}\n`);
 // Bun is compared where its package is installed and passes the broker's self-check.
 const helperRuntimes = ['node'];
@@ -69,10 +96,27 @@ if (
     .kind === 'bun'
 )
   helperRuntimes.push('bun');
+
+/** The runtime table's figures; with the peer on, the reference exec-server's in the same rounds. */
+async function measureRuntimesWithPeer() {
+  if (!withCodex) return measureRuntimes(fixture, sandbox, cliBin, helperRuntimes, rounds);
+  const binary = locateCodex(process.env, step);
+  meta.peer = { name: 'codex', binary, version: codexVersion(binary) };
+  step(`peer: ${meta.peer.version} (${binary})`);
+  const codex = await startCodex(binary);
+  try {
+    // The empty script lies outside the sandbox's roots.
+    await assertSandboxes(codex, sandbox, fixture.oneKiB, fixture.emptyScript);
+    return await measureRuntimes(fixture, sandbox, cliBin, helperRuntimes, rounds, codex);
+  } finally {
+    await codex.stop();
+  }
+}
+
 try {
   if (runtimesOnly) {
-    step(`node and Bun helpers (${rounds} rounds)`);
-    const runtimes = await measureRuntimes(fixture, sandbox, cliBin, helperRuntimes, rounds);
+    step(`helper runtimes${withCodex ? ' and the Codex exec-server' : ''} (${rounds} rounds)`);
+    const runtimes = await measureRuntimesWithPeer();
     console.log(formatRuntimes(runtimes));
     meta.loadAfter = loadavg();
     console.log(
@@ -102,8 +146,8 @@ try {
   step('100 × 1 KiB reads: one fs/batch, sequential, concurrent');
   const batchReads = await measureBatchReads(fixture, sandbox, Math.max(5, Math.round(rounds / 4)));
 
-  step(`node and Bun helpers (${rounds} rounds)`);
-  const runtimes = await measureRuntimes(fixture, sandbox, cliBin, helperRuntimes, rounds);
+  step(`helper runtimes${withCodex ? ' and the Codex exec-server' : ''} (${rounds} rounds)`);
+  const runtimes = await measureRuntimesWithPeer();
 
   const raw = { latency, throughput, large, huge, start };
   const summary = summarizeRun(raw);
@@ -139,6 +183,4 @@ try {
   // A part that cannot be measured at all ends the run with its reason, not a stack trace.
   console.error(`bench: stopped: ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;
-} finally {
-  rmSync(fixture.base, { recursive: true, force: true });
 }

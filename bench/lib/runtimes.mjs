@@ -7,30 +7,51 @@ import { ServeClient } from './server-client.mjs';
 import { helperProcesses, machineQuiet, spareReady } from './settle.mjs';
 import { summarize } from './stats.mjs';
 
-const BURST = 32;
+export const BURST = 32;
 const BACK_TO_BACK = 16;
 const SPACING_MS = 150;
+const LARGE = 64 * 1024 * 1024;
+
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** `items` rotated by `round`, so every subject takes every place in the order in turn. */
+const rotated = (items, round) => [
+  ...items.slice(round % items.length),
+  ...items.slice(0, round % items.length),
+];
 
 /**
- * node and Bun helpers side by side, interleaved per round (one runtime, then the other, the order
- * swapped every round): a sandboxed 1 KiB fs/readFile cold (pool off), warm with a pause before
- * each call, and back to back (no pause) through the library; a burst of 32 concurrent reads
- * through `fs-sandbox serve`, with its pool on and off; a 64 MiB read through serve; and the peak
- * resident memory of each warm spare.
+ * node and Bun helpers side by side, and the reference Codex exec-server (`peer`, a handshaken
+ * ServeClient, or null) in the same rounds, the order rotated every round. Per runtime, a sandboxed
+ * 1 KiB fs/readFile cold (pool off), warm with a pause before each call, and back to back (no
+ * pause), each through the library and through `fs-sandbox serve`; a burst of 32 concurrent reads
+ * through serve with its pool on and off; a 64 MiB read through serve; and the peak resident
+ * memory of each warm spare.
+ *
+ * The peer is measured through its own server on the same fixture and sandbox. It keeps no warm
+ * helper: every sandboxed request spawns its bwrap helper chain, which is what our cold read is.
+ * So its "cold" is a read on a connection already open (not the first one, which would add the
+ * server's own start that none of our figures include), its "warm" the same read in the warm
+ * slot, after the same pause.
  */
-export async function measureRuntimes(fixture, sandbox, cliBin, runtimes, rounds) {
+export async function measureRuntimes(fixture, sandbox, cliBin, runtimes, rounds, peer = null) {
   const read = { path: uri(fixture.oneKiB), sandbox };
   const large = join(fixture.data, 'runtimes-64mib.bin');
-  writePatternFile(large, 64 * 1024 * 1024);
+  writePatternFile(large, LARGE);
   const per = {};
   for (const runtime of runtimes) {
+    const serve = (extra) => new ServeClient(cliBin, ['--helper-runtime', runtime, ...extra]);
     per[runtime] = {
       cold: createBroker({ pool: false, helperRuntime: runtime }),
       warm: createBroker({ pool: { size: 2, perKey: 2, idleMs: 600_000 }, helperRuntime: runtime }),
+      serveCold: serve(['--pool-size', '0']),
+      serveWarm: serve(['--pool-size', '2', '--pool-per-key', '2', '--pool-idle-ms', '600000']),
       samples: {
         cold: [],
         warm: [],
         backToBack: [],
+        serveCold: [],
+        serveWarm: [],
+        serveBackToBack: [],
         burstPool: [],
         burstNoPool: [],
         large: [],
@@ -38,80 +59,109 @@ export async function measureRuntimes(fixture, sandbox, cliBin, runtimes, rounds
       },
     };
   }
+  const codex =
+    peer === null
+      ? null
+      : { server: peer, samples: { cold: [], warm: [], backToBack: [], burst: [], large: [] } };
   const timed = async (broker) => {
     const started = performance.now();
     const result = await broker.call('fs/readFile', read);
     if (result.dataBase64.length !== 1024) throw new Error('short read');
     return performance.now() - started;
   };
+  const served = async (server, params = read) => {
+    const { ms, reply } = await server.time({ id: 'r', method: 'fs/readFile', params });
+    if (!reply.head.includes('"dataBase64"')) throw new Error(`read via server failed: ${reply.head}`);
+    return { ms, bytes: reply.bytes };
+  };
+  const servedMs = async (server) => (await served(server)).ms;
   for (const runtime of runtimes) {
+    await Promise.all([per[runtime].serveCold.handshake(), per[runtime].serveWarm.handshake()]);
     await timed(per[runtime].cold);
     await timed(per[runtime].warm);
+    await served(per[runtime].serveCold);
+    await served(per[runtime].serveWarm);
   }
+  if (codex !== null) await served(codex.server);
+  // Every runtime's warm broker and warm server keep two spares of this shape each.
+  const settled = async () => {
+    await spareReady(fixture.ws, 4 * runtimes.length);
+    await machineQuiet();
+  };
+  const spaced = async () => {
+    await spareReady(fixture.ws, 4 * runtimes.length);
+    await pause(SPACING_MS);
+  };
+  const subjects = [...runtimes, ...(codex === null ? [] : ['codex'])];
   for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? runtimes : [...runtimes].reverse();
-    for (const runtime of order) {
-      const { cold, warm, samples } = per[runtime];
-      await machineQuiet();
+    for (const subject of rotated(subjects, round)) {
+      if (subject === 'codex') {
+        await settled();
+        codex.samples.cold.push(await servedMs(codex.server));
+        await spaced();
+        codex.samples.warm.push(await servedMs(codex.server));
+        continue;
+      }
+      const { cold, warm, serveCold, serveWarm, samples } = per[subject];
+      await settled();
       samples.cold.push(await timed(cold));
-      // Every runtime's warm broker keeps two spares of this shape.
-      await spareReady(fixture.ws, 2 * runtimes.length);
-      await new Promise((resolve) => setTimeout(resolve, SPACING_MS));
-      samples.spareRss.push(...sparesOf(fixture.ws, runtime).map(peakRss));
+      await settled();
+      samples.serveCold.push(await servedMs(serveCold));
+      await spaced();
+      samples.spareRss.push(...sparesOf(fixture.ws, subject).map(peakRss));
       samples.warm.push(await timed(warm));
+      await spaced();
+      samples.serveWarm.push(await servedMs(serveWarm));
     }
   }
   for (const runtime of runtimes) await Promise.all([per[runtime].cold.close(), per[runtime].warm.close()]);
-  // Back to back: a run of reads with no pause, per runtime in turn (default pool); the pool must keep up.
+  // Back to back: a run of reads with no pause, per subject in turn (default pool); the pool must keep up.
+  const sequences = [];
   for (const runtime of runtimes) {
     per[runtime].backToBack = createBroker({ helperRuntime: runtime });
     await timed(per[runtime].backToBack);
+    const { samples, backToBack, serveWarm } = per[runtime];
+    sequences.push([samples.backToBack, () => timed(backToBack)]);
+    sequences.push([samples.serveBackToBack, () => servedMs(serveWarm)]);
   }
+  if (codex !== null) sequences.push([codex.samples.backToBack, () => servedMs(codex.server)]);
   for (let round = 0; round < Math.max(2, Math.floor(rounds / 5)); round++) {
-    for (const runtime of round % 2 === 0 ? runtimes : [...runtimes].reverse()) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const [samples, once] of rotated(sequences, round)) {
+      await pause(500);
       await machineQuiet();
-      for (let i = 0; i < BACK_TO_BACK; i++)
-        per[runtime].samples.backToBack.push(await timed(per[runtime].backToBack));
+      for (let i = 0; i < BACK_TO_BACK; i++) samples.push(await once());
     }
   }
+  await Promise.all(runtimes.map((runtime) => per[runtime].backToBack.close()));
+  // Through the servers: bursts (ours with the pool on and off), then 64 MiB reads.
+  const bursts = [];
   for (const runtime of runtimes) {
-    await Promise.all([
-      per[runtime].cold.close(),
-      per[runtime].warm.close(),
-      per[runtime].backToBack.close(),
-    ]);
+    bursts.push([per[runtime].serveWarm, per[runtime].samples.burstPool]);
+    bursts.push([per[runtime].serveCold, per[runtime].samples.burstNoPool]);
   }
-  // Through serve: bursts with the pool on and off, and 64 MiB reads.
-  for (const runtime of runtimes) {
-    for (const [variant, extra] of [
-      ['burstPool', []],
-      ['burstNoPool', ['--pool-size', '0']],
-    ]) {
-      const server = new ServeClient(cliBin, ['--helper-runtime', runtime, ...extra]);
-      await server.handshake();
-      await burst(server, read, 4);
-      for (let round = 0; round < 3; round++) {
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        await machineQuiet();
-        per[runtime].samples[variant].push(await burst(server, read, BURST));
-      }
-      if (variant === 'burstPool') {
-        for (let round = 0; round < 3; round++) {
-          await machineQuiet();
-          const { ms, reply } = await server.time({
-            id: `l${round}`,
-            method: 'fs/readFile',
-            params: { path: uri(large), sandbox },
-          });
-          if (reply.bytes < 64 * 1024 * 1024) throw new Error(`short 64 MiB read: ${reply.head}`);
-          per[runtime].samples.large.push(ms);
-        }
-      }
-      await server.stop();
+  if (codex !== null) bursts.push([codex.server, codex.samples.burst]);
+  for (const [server] of bursts) await burst(server, read, 4);
+  for (let round = 0; round < 3; round++) {
+    for (const [server, samples] of rotated(bursts, round)) {
+      await pause(1000);
+      await machineQuiet();
+      samples.push(await burst(server, read, BURST));
     }
   }
-  return Object.fromEntries(
+  const larges = runtimes.map((runtime) => [per[runtime].serveWarm, per[runtime].samples.large]);
+  if (codex !== null) larges.push([codex.server, codex.samples.large]);
+  for (let round = 0; round < 3; round++) {
+    for (const [server, samples] of rotated(larges, round)) {
+      await machineQuiet();
+      const { ms, bytes } = await served(server, { path: uri(large), sandbox });
+      if (bytes < LARGE) throw new Error('short 64 MiB read');
+      samples.push(ms);
+    }
+  }
+  await Promise.all(
+    runtimes.flatMap((runtime) => [per[runtime].serveCold.stop(), per[runtime].serveWarm.stop()]),
+  );
+  const result = Object.fromEntries(
     runtimes.map((runtime) => {
       const { samples } = per[runtime];
       return [
@@ -120,6 +170,9 @@ export async function measureRuntimes(fixture, sandbox, cliBin, runtimes, rounds
           cold: summarize(samples.cold),
           warm: summarize(samples.warm),
           backToBack: summarize(samples.backToBack),
+          serveCold: summarize(samples.serveCold),
+          serveWarm: summarize(samples.serveWarm),
+          serveBackToBack: summarize(samples.serveBackToBack),
           burstOpsPerSecond: Math.max(...samples.burstPool),
           burstNoPoolOpsPerSecond: Math.max(...samples.burstNoPool),
           largeRead64MiB: summarize(samples.large),
@@ -130,6 +183,17 @@ export async function measureRuntimes(fixture, sandbox, cliBin, runtimes, rounds
       ];
     }),
   );
+  if (codex === null) return result;
+  const { samples } = codex;
+  // Named as our serve rows: the peer is measured through its server only.
+  result.codex = {
+    serveCold: summarize(samples.cold),
+    serveWarm: summarize(samples.warm),
+    serveBackToBack: summarize(samples.backToBack),
+    burstOpsPerSecond: Math.max(...samples.burst),
+    largeRead64MiB: summarize(samples.large),
+  };
+  return result;
 }
 
 /** `count` concurrent reads sent at once; the rate at which their replies came back. */
@@ -167,32 +231,4 @@ function peakRss(pid) {
   } catch {
     return 0;
   }
-}
-
-/** The comparison table: each figure for node and Bun, and Bun/node. */
-export function formatRuntimes(result) {
-  const runtimes = Object.keys(result);
-  const rows = [
-    ['cold 1 KiB read, median ms', (r) => r.cold.median],
-    ['warm 1 KiB read (spaced), median ms', (r) => r.warm.median],
-    ['back-to-back 1 KiB read, median ms', (r) => r.backToBack.median],
-    [`burst of ${BURST} via serve, ops/s (pool on)`, (r) => r.burstOpsPerSecond],
-    [`burst of ${BURST} via serve, ops/s (pool off)`, (r) => r.burstNoPoolOpsPerSecond],
-    ['64 MiB read via serve, median ms', (r) => r.largeRead64MiB.median],
-    ['peak RSS per warm helper, median MiB', (r) => r.spareRssMiB.median],
-  ];
-  const header = ['', ...runtimes, ...(runtimes.length === 2 ? [`${runtimes[1]}/${runtimes[0]}`] : [])];
-  const lines = rows.map(([name, pick]) => {
-    const values = runtimes.map((runtime) => pick(result[runtime]));
-    const ratio = values.length === 2 ? [(values[1] / values[0]).toFixed(2)] : [];
-    return [name, ...values.map((value) => value.toFixed(1)), ...ratio];
-  });
-  const widths = header.map((_, i) => Math.max(...[header, ...lines].map((line) => String(line[i]).length)));
-  return [header, ...lines]
-    .map((line) =>
-      line
-        .map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i])))
-        .join('  '),
-    )
-    .join('\n');
 }

@@ -3,15 +3,20 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 /**
- * `fs-sandbox serve --listen stdio` as a child, with a client that never holds a reply as text: it
- * counts each reply's bytes up to its newline and keeps only the first 200 and the last 200 bytes,
- * so a 512 MiB read (~716 MiB of JSON) can be timed without the client being the bottleneck.
+ * `fs-sandbox serve --listen stdio` as a child (or another server of the same wire, `child`), with
+ * a client that never holds a reply as text: it counts each reply's bytes up to its newline and
+ * keeps only the first 200 and the last 200 bytes, so a 512 MiB read (~716 MiB of JSON) can be
+ * timed without the client being the bottleneck.
  */
 export class ServeClient {
-  constructor(cliBin, args = []) {
-    this.child = spawn(process.execPath, [cliBin, 'serve', '--listen', 'stdio', ...args], {
+  constructor(
+    cliBin,
+    args = [],
+    child = spawn(process.execPath, [cliBin, 'serve', '--listen', 'stdio', ...args], {
       stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    }),
+  ) {
+    this.child = child;
     this.current = { bytes: 0, head: '', tail: '' };
     this.waiters = [];
     this.replies = [];
@@ -20,6 +25,12 @@ export class ServeClient {
       this.stderr += chunk;
     });
     this.child.stdout.on('data', (chunk) => this.take(chunk));
+    // A server that exits wakes the waiters, so `next()` reports it instead of waiting forever,
+    // and a write to it after that (EPIPE) is not a crash of the bench.
+    this.child.stdin.on('error', () => {});
+    this.child.once('exit', () => {
+      for (const wake of this.waiters.splice(0)) wake();
+    });
   }
 
   take(chunk) {
@@ -42,7 +53,8 @@ export class ServeClient {
 
   async next() {
     while (this.replies.length === 0) {
-      if (this.child.exitCode !== null) throw new Error(`serve exited: ${this.stderr}`);
+      if (this.child.exitCode !== null)
+        throw new Error(`the server exited (${this.child.exitCode}): ${this.stderr.trim()}`);
       await new Promise((resolve) => this.waiters.push(resolve));
     }
     return this.replies.shift();

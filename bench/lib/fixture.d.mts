@@ -1,0 +1,13 @@
+/** Types of fixture.mjs for the tests that drive bench modules. */
+export interface BenchFixture {
+  base: string;
+  ws: string;
+  data: string;
+  oneKiB: string;
+  written: string;
+  emptyScript: string;
+}
+export function createFixture(): BenchFixture;
+export function writePatternFile(path: string, bytes: number): void;
+export function uri(path: string): string;
+export function sandboxFor(fixture: BenchFixture): object;
