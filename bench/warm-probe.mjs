@@ -11,8 +11,8 @@ const b = createBroker({
   helperRuntime: process.argv[2] ?? 'bun',
 });
 const times = [];
-for (let i = 0; i < 40; i++) {
-  await new Promise((r) => setTimeout(r, 200));
+for (let i = 0; i < 80; i++) {
+  await new Promise((r) => setTimeout(r, 120));
   const t = performance.now();
   await b.call('fs/readFile', { path: 'file:///tmp/warm/ws/a.txt', sandbox });
   times.push(performance.now() - t);

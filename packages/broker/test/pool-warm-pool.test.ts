@@ -34,6 +34,10 @@ process.stdin.on('end', () => {
   const request = JSON.parse(Buffer.concat(chunks).toString('utf8').split('\\n')[0]);
   const waited = Date.now() - started;
   if (request.params.hang) { setInterval(() => {}, 1000); return; }
+  // No sooner than readyAfterMs after it started: a cold helper is slow, a spare answers at once.
+  setTimeout(() => answer(request, waited), Math.max(0, (request.params.readyAfterMs ?? 0) - waited));
+});
+function answer(request, waited) {
   if (request.params.staleAfterMs !== undefined && waited > request.params.staleAfterMs) {
     process.stdout.write(JSON.stringify({ status: 'error', payload: { code: -32603,
       message: 'sandbox view is stale: /w changed since the helper started',
@@ -43,7 +47,7 @@ process.stdin.on('end', () => {
   process.stdout.write(JSON.stringify({ status: 'ok', payload: { operation: 'fs/getMetadata',
     response: { pid: process.pid, started, waited, freshness: request.freshness ?? null,
       execArgv: process.execArgv, args: process.argv.slice(2) } } }) + '\\n');
-});`;
+}`;
 
 interface FakeResponse {
   pid: number;
@@ -250,6 +254,33 @@ describe('warm pool', () => {
     );
     expect(new Set(replies.map((reply) => reply.pid)).size).toBe(7);
     expect(pool.stats()).toMatchObject({ hits: 2, misses: 6 });
+  });
+
+  it('starts no spare while calls of a shape run cold (a burst), and refills once the last is done', async () => {
+    const pool = newPool();
+    const launch = await fakeLaunch();
+    await pool.launch(launch, request(), {});
+    await until(() => pool.stats().warm === 2, 'two spares');
+    const before = new Set(pidsStarted(launch.pidDir));
+    let lastReply = 0;
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        pool.launch(launch, request({ readyAfterMs: 400 }), {}).then((reply) => {
+          lastReply = Date.now();
+          return responseOf(reply);
+        }),
+      ),
+    );
+    expect(pool.stats()).toMatchObject({ hits: 2, misses: 5 });
+    const burst = new Set(replies.map((reply) => reply.pid));
+    // The two spares answered at once, four cold helpers 400 ms later: spares started in between
+    // would only have competed with those four.
+    const refilled = () => pidsStarted(launch.pidDir).filter((pid) => !before.has(pid) && !burst.has(pid));
+    await until(() => refilled().length >= 2, 'the refill after the burst');
+    for (const pid of refilled()) {
+      const started = Number(readFileSync(join(launch.pidDir, String(pid)), 'utf8'));
+      expect(started).toBeGreaterThanOrEqual(lastReply - 5);
+    }
   });
 
   it('does not hand out a spare that died while waiting', async () => {

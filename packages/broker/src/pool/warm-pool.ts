@@ -47,6 +47,13 @@ export class WarmPool implements ProcessOwner {
    * pool's `size` still bounds the total; at most `size` shapes are remembered.
    */
   private readonly surge = new Map<string, number>();
+  /**
+   * Requests per shape running cold right now because no spare was left. While any does, that
+   * shape is not refilled: the requests of a burst are all on their way already, so a spare
+   * started then (with its warm-up work) would only compete for the CPUs their own helpers need,
+   * measurably slowing the burst below the pool-off figure. The last of them to finish refills.
+   */
+  private readonly coldRuns = new Map<string, number>();
   private readonly live = new Set<HelperProcess>();
   private readonly counters = emptyCounters();
   private warmCount = 0;
@@ -71,7 +78,7 @@ export class WarmPool implements ProcessOwner {
     }
     const reply =
       spare === null
-        ? await this.runCold(launch, request, options, true)
+        ? await this.runColdCounted(key, launch, request, options)
         : await this.runWarm(spare.helper, key, launch, request, options);
     // Only after a real reply: a launch that cannot even start would make every spare die too.
     setImmediate(() => this.refill(key, launch));
@@ -130,6 +137,22 @@ export class WarmPool implements ProcessOwner {
     return this.runCold(launch, request, options, false);
   }
 
+  private async runColdCounted(
+    key: string,
+    launch: LaunchSpec,
+    request: HelperRequest,
+    options: RunHelperOptions,
+  ): Promise<HelperReply> {
+    this.coldRuns.set(key, (this.coldRuns.get(key) ?? 0) + 1);
+    try {
+      return await this.runCold(launch, request, options, true);
+    } finally {
+      const left = (this.coldRuns.get(key) ?? 1) - 1;
+      if (left > 0) this.coldRuns.set(key, left);
+      else this.coldRuns.delete(key);
+    }
+  }
+
   private async runCold(
     launch: LaunchSpec,
     request: HelperRequest,
@@ -167,7 +190,7 @@ export class WarmPool implements ProcessOwner {
     shape.lastUsed = performance.now();
     this.shapes.set(key, shape);
     const target = Math.min(this.options.size, this.options.perKey + (this.surge.get(key) ?? 0));
-    while (!this.closed && shape.spares.length < target) {
+    while (!this.closed && !this.coldRuns.has(key) && shape.spares.length < target) {
       if (this.warmCount >= this.options.size && !this.evictOtherThan(key)) break;
       this.addSpare(shape, key, launch);
     }
