@@ -94,7 +94,7 @@ async function usableBun(
     };
   }
   const check = await selfCheck(path, helperEnv);
-  if (check === null) return { executable: { kind: 'bun', path }, detail: `the Bun helper ${path}` };
+  if (check === null) return { executable: { kind: 'bun', path }, detail: 'the Bun helper is built' };
   return { executable: null, detail: `the Bun helper ${path} failed its self-check (${check})` };
 }
 
