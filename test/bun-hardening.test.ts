@@ -78,7 +78,7 @@ function markers(): string[] {
   return found;
 }
 
-describe.skipIf(!bunInstalled)('Bun helper hardening (Linux with the Bun package installed)', () => {
+describe.skipIf(!bunInstalled)('Bun helper hardening (Linux where the Bun helper is built)', () => {
   it('reads and lists the workspace under Bun with none of the planted files taking effect', async () => {
     const read = await runCli(['cat', '--cwd', ws, 'data.txt'], { user: 'root', env: env() });
     expect(read.stderr).toBe('');
@@ -92,6 +92,23 @@ describe.skipIf(!bunInstalled)('Bun helper hardening (Linux with the Bun package
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('written');
     rmSync(join(ws, 'out.txt'));
     expect(markers()).toEqual([]);
+  });
+
+  it("refuses paths below /$bunfs (the executable's embedded files) instead of answering from them", async () => {
+    // The whole disk readable, so nothing but the helper's own check stands in the way.
+    for (const args of [
+      ['ls', '/$bunfs/root'],
+      ['ls', '-l', '/$bunfs/root'],
+      ['cat', '/$bunfs/root/x'],
+    ]) {
+      const run = await runCli([...args, '--cwd', ws, '--profile', 'read-only'], {
+        user: 'root',
+        env: env(),
+      });
+      expect(run.code, args.join(' ')).toBe(1);
+      expect(run.stderr, args.join(' ')).toContain('[invalid_params]');
+      expect(run.stdout, args.join(' ')).not.toContain('helper-bun');
+    }
   });
 
   it.skipIf(!hasStrace)(

@@ -216,3 +216,39 @@ process.stdout.write(JSON.stringify(outcomes));
     });
   },
 );
+
+describe('the library with a descriptor to cover near its open-files limit', () => {
+  it('refuses each call, typed, and keeps running (a spawn there would fail or crash the process)', () => {
+    const script = `import { createBroker } from ${JSON.stringify(pathToFileURL(join(REPO, 'packages/broker/dist/index.js')).href)};
+const outcomes = [];
+for (const pool of [false, undefined]) {
+  const broker = createBroker({ pool });
+  for (let i = 0; i < 2; i++) {
+    try {
+      await broker.call('fs/getMetadata', { path: 'file:///tmp', sandbox: ${JSON.stringify({ permissions: { type: 'managed', file_system: { type: 'restricted', entries: [{ path: { type: 'special', value: { kind: 'root' } }, access: 'read' }] }, network: 'restricted' } })} });
+      outcomes.push('ok');
+    } catch (error) {
+      outcomes.push(error.kind);
+    }
+  }
+  await broker.close();
+}
+process.stdout.write(JSON.stringify(outcomes));
+`;
+    const stdout = execFileSync(
+      'bash',
+      [
+        '--norc',
+        '-c',
+        'ulimit -n 1024; exec 1020</dev/null; exec "$@"',
+        'bash',
+        process.execPath,
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(JSON.parse(stdout)).toEqual(Array(4).fill('sandbox_unavailable'));
+  });
+});

@@ -65,7 +65,11 @@ export interface BrokerOptions {
   launcher?: HelperLauncher;
   /** Overrides the platform backend choice (tests, the doctor). */
   backendFor?: (context: SandboxedContext) => SandboxBackend;
-  /** Overrides the helper bundle location (default: the built bundle of @fs-sandbox/helper). */
+  /**
+   * Overrides the helper program of the chosen runtime (default: the built helper of
+   * @fs-sandbox/helper): a script for node, an executable for Bun. Trusted configuration: the Bun
+   * self-check runs it unsandboxed, as the broker's user.
+   */
   helperBundle?: string;
   /**
    * `false` for an untrusted workspace: every write-class method (one that creates, replaces or
@@ -74,9 +78,9 @@ export interface BrokerOptions {
    */
   trusted?: boolean;
   /**
-   * The runtime that executes the helper: `auto` (Bun when its package is installed for this
+   * The runtime that executes the helper: `auto` (the compiled Bun helper when it is built for this
    * platform and passes a self-check, else node), `bun` or `node`. Default: FS_SANDBOX_HELPER_RUNTIME
-   * from `env`, else `node` (see requestedRuntime).
+   * from `env`, else `auto` (see requestedRuntime).
    */
   helperRuntime?: HelperRuntimeChoice;
 }

@@ -283,6 +283,18 @@ describe('warm pool', () => {
     }
   });
 
+  it('survives a spare whose spawn throws: no spare, and the next call gets the error', async () => {
+    const pool = newPool();
+    const launch = await fakeLaunch();
+    responseOf(await pool.launch(launch, request(), {}));
+    // Before the refill runs (it is scheduled after the reply), every spawn of this launch starts
+    // throwing at once, as node's spawn does for an environment value holding a NUL byte.
+    launch.env.BROKEN = 'a\0b';
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(pool.stats()).toMatchObject({ warm: 0, keys: 0 });
+    await expect(pool.launch(launch, request(), {})).rejects.toThrow(/null bytes/);
+  });
+
   it('does not hand out a spare that died while waiting', async () => {
     const pool = newPool({ perKey: 1 });
     const launch = await fakeLaunch();

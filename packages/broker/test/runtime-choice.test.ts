@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
 import { describe, expect, it } from 'vitest';
 import { spareLaunch } from '../src/pool/spare-launch.js';
@@ -64,6 +67,23 @@ describe('helper runtime choice', () => {
       message: expect.stringContaining('failed its self-check'),
     });
   });
+
+  it.skipIf(process.platform !== 'linux')(
+    'gives up on a Bun helper that never answers its self-check, even one that ignores SIGTERM and keeps its output open',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'fs-sandbox-self-check-'));
+      const hang = join(dir, 'hang.sh');
+      await writeFile(hang, '#!/bin/sh\ntrap "" TERM\nsleep 60 &\nwait\n', { mode: 0o755 });
+      try {
+        await expect(chooseRuntime('bun', 'linux', helperEnv, () => hang, 'x64')).rejects.toMatchObject({
+          kind: 'sandbox_unavailable',
+          message: expect.stringContaining('did not answer within'),
+        });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it.skipIf(process.platform !== 'linux' || process.arch !== 'x64')(
     'takes the built Bun helper under auto on Linux x64 once its self-check passed',

@@ -22,6 +22,13 @@ function isAbsent(value: unknown): value is null | undefined {
 }
 
 /**
+ * Under the compiled Bun helper, Bun's file-system calls answer paths below /$bunfs from the
+ * files embedded in the executable instead of asking the kernel: such a path would not name what
+ * the sandbox shows, so it is refused rather than answered from elsewhere.
+ */
+const BUN_EMBEDDED = process.versions.bun === undefined ? null : '/$bunfs';
+
+/**
  * A required native absolute path in normal form (no `.`, `..` or empty segments, no NUL): what the
  * broker's conversion from the path URI produces, and nothing a prefix check could misread.
  */
@@ -34,6 +41,12 @@ export function pathParam(params: Params, field: string, os: HostOs): string {
     throw new FsError(
       'invalid_params',
       `invalid value for \`${field}\`: expected a normalised absolute path`,
+    );
+  }
+  if (BUN_EMBEDDED !== null && (value === BUN_EMBEDDED || value.startsWith(`${BUN_EMBEDDED}/`))) {
+    throw new FsError(
+      'invalid_params',
+      `invalid value for \`${field}\`: ${BUN_EMBEDDED} names the Bun helper's own embedded files, not a path on disk`,
     );
   }
   return value;

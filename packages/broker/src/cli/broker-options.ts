@@ -29,7 +29,7 @@ export function addBrokerOptions(command: Command): Command {
     .addOption(
       new Option(
         '--helper-runtime <runtime>',
-        'runtime that executes the helper (default: FS_SANDBOX_HELPER_RUNTIME, else node; auto: Bun when installed and working, else node)',
+        'runtime that executes the helper (default: FS_SANDBOX_HELPER_RUNTIME, else auto: the Bun helper when built and working, else node)',
       ).choices([...HELPER_RUNTIME_CHOICES]),
     )
     .option(

@@ -192,7 +192,13 @@ export class WarmPool implements ProcessOwner {
     const target = Math.min(this.options.size, this.options.perKey + (this.surge.get(key) ?? 0));
     while (!this.closed && !this.coldRuns.has(key) && shape.spares.length < target) {
       if (this.warmCount >= this.options.size && !this.evictOtherThan(key)) break;
-      this.addSpare(shape, key, launch);
+      try {
+        this.addSpare(shape, key, launch);
+      } catch {
+        // The spawn itself was refused (a descriptor the broker cannot keep from it, a spawn
+        // error): no spare now; the next request of this shape runs cold and gets the error.
+        break;
+      }
     }
     if (shape.spares.length === 0) this.shapes.delete(key);
   }

@@ -1,6 +1,14 @@
 import type { StdioOptions } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { inheritedDescriptors } from '@fs-sandbox/helper';
+import { FsError } from '@fs-sandbox/policy';
+
+/**
+ * Descriptors libuv needs above the stdio array in the child: it moves each source descriptor
+ * (the pipes, /dev/null) past the array's end before placing it.
+ */
+const SPAWN_HEADROOM = 16;
+const OPEN_FILES_LIMIT = /^Max open files\s+(\d+|unlimited)/m;
 
 /** Opened once, by node, so close-on-exec: only the copies a child is given outlive an exec. */
 let devNull: number | null = null;
@@ -16,12 +24,22 @@ let devNull: number | null = null;
  * dup2s it there between fork and exec): nothing of the original reaches bwrap or the helper,
  * whichever runs. Linux only (inheritedDescriptors reads /proc/self/fdinfo); a descriptor another
  * thread opens without close-on-exec between this scan and the fork is not covered, and under node
- * the helper's own scan still closes it.
+ * the helper's own scan still closes it. One too close to the open-files limit for libuv to place
+ * /dev/null there is refused, typed, rather than failing the spawn (or passed on).
  */
 export function helperStdio(): StdioOptions {
   const stdio: Array<'pipe' | 'ignore' | number> = ['pipe', 'pipe', 'pipe'];
   const passedOn = inheritedDescriptors();
   if (passedOn.length === 0) return stdio;
+  const highest = Math.max(...passedOn);
+  // The stdio array reaches the highest number; past the open-files limit the spawn itself fails.
+  if (highest + SPAWN_HEADROOM >= openFilesLimit()) {
+    throw new FsError(
+      'sandbox_unavailable',
+      `this process holds descriptor${passedOn.length > 1 ? 's' : ''} ${passedOn.join(', ')} without close-on-exec, too close to its open-files limit to be kept from the helper; close ${passedOn.length > 1 ? 'them' : 'it'} or open with O_CLOEXEC`,
+      { kind: 'sandboxPreparation' },
+    );
+  }
   devNull ??= openSync('/dev/null', 'r');
   for (const fd of passedOn) {
     // 'ignore' above stderr leaves a descriptor as the exec finds it: closed, being close-on-exec.
@@ -29,4 +47,10 @@ export function helperStdio(): StdioOptions {
     stdio[fd] = devNull;
   }
   return stdio;
+}
+
+/** This process's soft limit on open descriptors (node raises it to the hard limit at start). */
+function openFilesLimit(): number {
+  const limit = OPEN_FILES_LIMIT.exec(readFileSync('/proc/self/limits', 'latin1'))?.[1];
+  return limit === undefined || limit === 'unlimited' ? Number.POSITIVE_INFINITY : Number(limit);
 }

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { realpath } from 'node:fs/promises';
 import { FsError, type HostOs } from '@fs-sandbox/policy';
 import type { RuntimeExecutable } from '../backends/backend.js';
@@ -17,6 +17,8 @@ export interface ChosenRuntime {
 }
 
 const SELF_CHECK_TIMEOUT_MS = 5_000;
+/** Enough for the reply of the self-check request; more is not kept. */
+const SELF_CHECK_OUTPUT_BYTES = 4_096;
 /** A harmless request the helper answers without a sandbox: the metadata of `/`. */
 const SELF_CHECK_REQUEST = `${JSON.stringify({ operation: 'fs/getMetadata', params: { path: '/' } })}\n`;
 
@@ -50,7 +52,8 @@ export function requestedRuntime(
  * self-check passes: run with the helper's environment and cwd `/`, it must answer a real request.
  * `bun` asked for explicitly and unusable is a typed refusal, never a silent switch to node; `auto`
  * falls back to node and says why. `bunHelper` locates the compiled Bun helper (it throws when
- * there is none).
+ * there is none). The self-check runs that file unsandboxed, as the broker's user: an override of
+ * it (FS_SANDBOX_HELPER_BUNDLE, `helperBundle`) is trusted configuration, like node itself.
  */
 export async function chooseRuntime(
   requested: HelperRuntimeChoice,
@@ -98,21 +101,54 @@ async function usableBun(
   return { executable: null, detail: `the Bun helper ${path} failed its self-check (${check})` };
 }
 
-/** null when the helper answered the self-check request, else what went wrong. */
+/**
+ * null when the helper answered the self-check request, else what went wrong. Bounded in time and
+ * output: on the timeout its whole process group is killed and the answer is given at once, even if
+ * something it started still holds its output open.
+ */
 function selfCheck(path: string, env: Record<string, string>): Promise<string | null> {
   return new Promise((resolve) => {
-    const child = execFile(
-      path,
-      [],
-      { env, cwd: '/', timeout: SELF_CHECK_TIMEOUT_MS },
-      (error, stdout, stderr) => {
-        if (error === null && stdout.startsWith('{"status":"ok"')) resolve(null);
-        else
-          resolve(
-            (error?.message ?? `it printed ${JSON.stringify(stdout.slice(0, 80))}`) + stderr.slice(0, 200),
-          );
-      },
-    );
+    let settled = false;
+    const settle = (outcome: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(outcome);
+    };
+    let child: ChildProcess;
+    try {
+      child = spawn(path, [], { env, cwd: '/', detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    } catch (error) {
+      settle(error instanceof Error ? error.message : String(error));
+      return;
+    }
+    const timer = setTimeout(() => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+      settle(`it did not answer within ${SELF_CHECK_TIMEOUT_MS} ms`);
+    }, SELF_CHECK_TIMEOUT_MS);
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (stdout.length < SELF_CHECK_OUTPUT_BYTES) stdout += chunk.toString('utf8');
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (stderr.length < SELF_CHECK_OUTPUT_BYTES) stderr += chunk.toString('utf8');
+    });
+    child.stdin?.on('error', () => {});
+    child.on('error', (error) => settle(error.message));
+    child.on('close', (code, signal) => {
+      if (code === 0 && stdout.startsWith('{"status":"ok"')) settle(null);
+      else {
+        const status = signal === null ? `exited with status ${code}` : `was killed by ${signal}`;
+        settle(
+          `it ${status} and printed ${JSON.stringify(stdout.slice(0, 80))} ${stderr.slice(0, 200)}`.trim(),
+        );
+      }
+    });
     child.stdin?.end(SELF_CHECK_REQUEST);
   });
 }
