@@ -82,7 +82,8 @@ if (process.platform !== 'linux') {
 }
 
 const meta = runMeta({ rounds, baseline: baselineDir });
-// The helper start-up figures are node's (helper.cjs with its code cache); Bun's are in the runtime table.
+// The helper start-up figures and the latency matrix are node's (helper.cjs with its code cache, and
+// its floor: node on an empty script); Bun's are in the runtime table.
 const runtime = await resolveHelperRuntime('linux', process.env, undefined, 'node');
 const fixture = createFixture();
 const sandbox = sandboxFor(fixture);

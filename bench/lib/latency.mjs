@@ -20,15 +20,21 @@ const OPERATIONS = {
  */
 export async function measureLatencies(fixture, sandbox, runtime, rounds, baseline = null) {
   const warmPool = { size: 2, perKey: 2, idleMs: 600_000 };
+  // The runtime whose floor is measured (node: its floor is node on an empty script); the compiled
+  // Bun helper has no script to swap, and its figures are in the runtime table.
+  const helperRuntime = runtime.executable.kind;
   const inProcess = createBroker({ pool: false });
-  const cold = createBroker({ pool: false });
-  const warm = createBroker({ pool: warmPool });
+  const cold = createBroker({ pool: false, helperRuntime });
+  const warm = createBroker({ pool: warmPool, helperRuntime });
   // Another build of fs-sandbox (`--baseline DIR`), measured in the same rounds: its sandboxed
   // 1 KiB read, cold and warm, is the "before" of a change.
   const before =
     baseline === null
       ? null
-      : { cold: baseline.createBroker({ pool: false }), warm: baseline.createBroker({ pool: warmPool }) };
+      : {
+          cold: baseline.createBroker({ pool: false, helperRuntime }),
+          warm: baseline.createBroker({ pool: warmPool, helperRuntime }),
+        };
   const spares = before === null ? 2 : 4;
   const { launch } = await cold.prepareSandbox(sandbox);
   const floor = floorLaunch(launch, runtime.helperBundle, fixture.emptyScript);
