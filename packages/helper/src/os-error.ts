@@ -71,7 +71,8 @@ export function hasErrno(error: unknown, ...codes: string[]): boolean {
 export function fromOsError(error: unknown, path: string, options: OsErrorOptions = {}): unknown {
   if (isFsError(error)) return error;
   const code = errnoCode(error);
-  if (code === undefined || !(error instanceof Error)) return error;
+  // No instanceof: an error made in another realm (a vm context, another copy) maps the same.
+  if (code === undefined) return error;
   const shown = displayPath(path);
   if (code === 'ELOOP' && options.noFollow) {
     return new FsError('symlink_escape', `Refusing to follow the symbolic link at ${shown}`);

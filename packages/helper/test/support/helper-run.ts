@@ -130,6 +130,12 @@ export const RESTRICTED_SANDBOX = {
 };
 
 /**
+ * What runs the deep-tree fixtures: node, also when the suites run under Bun, whose process.chdir
+ * fails past PATH_MAX (it reads the new cwd back). The fixture is not what is tested.
+ */
+const FIXTURE_NODE = process.versions.bun === undefined ? process.execPath : 'node';
+
+/**
  * Builds a chain of `depth` nested directories named `d` below `root`, in a child process that
  * walks down with relative chdir (the full path is far longer than PATH_MAX). Optionally puts a
  * file with `content` at the bottom.
@@ -141,7 +147,7 @@ export function makeDeepTree(root: string, depth: number, content?: string): voi
     for (let i = 0; i < ${depth}; i++) { fs.mkdirSync('d'); process.chdir('d'); }
     if (process.argv[2] !== undefined) fs.writeFileSync('leaf.txt', process.argv[2]);
   `;
-  execFileSync(process.execPath, ['-e', script, root, ...(content === undefined ? [] : [content])]);
+  execFileSync(FIXTURE_NODE, ['-e', script, root, ...(content === undefined ? [] : [content])]);
 }
 
 /** Depth of the `d` chain below `root` and the content of `leaf.txt` at its bottom (null if absent). */
@@ -154,7 +160,7 @@ export function inspectDeepTree(root: string): { depth: number; leaf: string | n
     const leaf = fs.existsSync('leaf.txt') ? fs.readFileSync('leaf.txt', 'utf8') : null;
     process.stdout.write(JSON.stringify({ depth, leaf }));
   `;
-  return JSON.parse(execFileSync(process.execPath, ['-e', script, root], { encoding: 'utf8' }));
+  return JSON.parse(execFileSync(FIXTURE_NODE, ['-e', script, root], { encoding: 'utf8' }));
 }
 
 /** A real named pipe (Node has no mkfifo of its own). */
