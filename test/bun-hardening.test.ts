@@ -9,10 +9,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { resolveHelperRuntime } from '@fs-sandbox/broker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_BIN, ensureBuilt } from './support/build.js';
 import { runCli } from './support/cli.js';
+import { HELPER_RUNTIMES } from './support/helper-runtimes.js';
 
 /**
  * Bun, left to its defaults, would run code and read configuration planted in the sandbox cwd (an
@@ -22,12 +22,7 @@ import { runCli } from './support/cli.js';
  * must answer as usual and leave no trace of any; strace shows which of them it opened at all.
  */
 
-const bunInstalled =
-  process.platform === 'linux' &&
-  (await resolveHelperRuntime('linux', { PATH: '/usr/bin:/bin', FS_SANDBOX_HELPER_RUNTIME: 'auto' }).then(
-    (runtime) => runtime.executable.kind === 'bun',
-    () => false,
-  ));
+const bunInstalled = HELPER_RUNTIMES.includes('bun');
 const hasStrace = existsSync('/usr/bin/strace');
 
 let base: string;

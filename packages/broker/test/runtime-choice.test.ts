@@ -69,7 +69,7 @@ describe('helper runtime choice', () => {
   });
 
   it.skipIf(process.platform !== 'linux')(
-    'gives up on a Bun helper that never answers its self-check, even one that ignores SIGTERM and keeps its output open',
+    'gives up on a Bun helper that never answers its self-check, even one that ignores SIGTERM and keeps its output open (Linux: Bun runs the helper only there)',
     async () => {
       const dir = await mkdtemp(join(tmpdir(), 'fs-sandbox-self-check-'));
       const hang = join(dir, 'hang.sh');
