@@ -114,5 +114,10 @@ export type BackendName = 'bwrap' | 'seatbelt' | 'restricted-token';
 export interface SandboxBackend {
   readonly name: BackendName;
   readonly os: HostOs;
+  /**
+   * True when every host read of prepare() goes through runner/host-reads.ts, so a launch it built
+   * may be reused for as long as those reads, asked again, get the same answers.
+   */
+  readonly witnessesHostReads?: boolean;
   prepare(plan: SandboxPlan, runtime: HelperRuntime): Promise<LaunchSpec>;
 }

@@ -9,9 +9,16 @@ import { launchCommand } from '../backends/launch-command.js';
  * request, so a changed policy, a new deny path or a re-pointed symlink gives a different key.
  */
 export function launchKey(launch: LaunchSpec): string {
+  // A reused launch is the same frozen object request after request (SandboxRunner.prepare).
+  const known = keys.get(launch);
+  if (known !== undefined) return known;
   const { file, args } = launchCommand(launch);
   const env = Object.keys(launch.env)
     .sort()
     .map((name) => [name, launch.env[name]]);
-  return JSON.stringify([launch.backend, file, args, launch.boundRoots, env]);
+  const key = JSON.stringify([launch.backend, file, args, launch.boundRoots, env]);
+  if (Object.isFrozen(launch)) keys.set(launch, key);
+  return key;
 }
+
+const keys = new WeakMap<LaunchSpec, string>();

@@ -1,15 +1,6 @@
-import {
-  type BigIntStats,
-  closeSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readSync,
-  realpathSync,
-} from 'node:fs';
+import type { BigIntStats } from 'node:fs';
 import {
   decodePathBytes,
-  fsPathArg,
   type GuardEntry,
   type GuardReason,
   globToRegExp,
@@ -23,6 +14,7 @@ import {
   type SandboxPlan,
   splitNativePath,
 } from '@fs-sandbox/policy';
+import * as host from './host-reads.js';
 
 /**
  * Per request, the broker turns the plan and the host into (1) extra read-only paths for the
@@ -143,8 +135,8 @@ function pointerTarget(file: string, prefix: string, base: string, os: HostOs): 
   const spelled = isAbsoluteNative(os, named) ? joinPath(os, named) : joinPath(os, base, named);
   let real: string | null = null;
   try {
-    const resolved = decodePathBytes(realpathSync.native(fsPathArg(spelled), { encoding: 'buffer' }));
-    if (lstatSync(fsPathArg(resolved)).isDirectory()) real = resolved;
+    const resolved = decodePathBytes(host.realpath(spelled));
+    if (host.lstat(resolved).isDirectory()) real = resolved;
   } catch {
     // Missing: still protected by its spelling.
   }
@@ -155,7 +147,7 @@ function symlinksOnTheWay(path: string, os: HostOs): string[] {
   const links: string[] = [];
   for (let current: string | null = path; current !== null; current = parentPath(os, current)) {
     try {
-      if (!lstatSync(fsPathArg(current)).isSymbolicLink()) continue;
+      if (!host.lstat(current).isSymbolicLink()) continue;
     } catch {
       continue;
     }
@@ -169,15 +161,8 @@ function symlinksOnTheWay(path: string, os: HostOs): string[] {
 
 function readSmallRegularFile(path: string): string | null {
   try {
-    if (!lstatSync(fsPathArg(path)).isFile()) return null;
-    const fd = openSync(fsPathArg(path), 'r');
-    try {
-      const buffer = Buffer.alloc(POINTER_MAX_BYTES);
-      const length = readSync(fd, buffer, 0, buffer.length, 0);
-      return buffer.subarray(0, length).toString('utf8');
-    } finally {
-      closeSync(fd);
-    }
+    if (!host.lstat(path).isFile()) return null;
+    return host.readHead(path, POINTER_MAX_BYTES).toString('utf8');
   } catch {
     return null;
   }
@@ -191,7 +176,7 @@ export function realOrSelf(path: string, os: HostOs): string {
   const missing: string[] = [];
   for (let current: string | null = path; current !== null; ) {
     try {
-      const real = decodePathBytes(realpathSync.native(fsPathArg(current), { encoding: 'buffer' }));
+      const real = decodePathBytes(host.realpath(current));
       return missing.length === 0 ? real : joinPath(os, real, ...missing.reverse());
     } catch {
       const name = splitNativePath(os, current)?.segments.at(-1);
@@ -256,14 +241,14 @@ function deniedFileIdentities(paths: readonly string[], os: HostOs): string[] {
     const { path, named } = pending.pop() as { path: string; named: boolean };
     let stats: BigIntStats;
     try {
-      stats = lstatSync(fsPathArg(path), { bigint: true });
+      stats = host.lstatBigint(path);
     } catch {
       continue;
     }
     if (stats.isFile() && (named || stats.nlink > 1n)) identities.add(`${stats.dev}:${stats.ino}`);
     if (!stats.isDirectory()) continue;
     try {
-      for (const name of readdirSync(fsPathArg(path), { encoding: 'buffer' })) {
+      for (const name of host.readdirNames(path)) {
         pending.push({ path: joinPath(os, path, decodePathBytes(name)), named: false });
       }
     } catch {

@@ -18,6 +18,7 @@ import {
 import { assertNothingPassedOn } from './command-descriptors.js';
 import { assertProgramShown } from './command-program.js';
 import { type ResolvedHelperRuntime, runsRipgrep } from './helper-runtime.js';
+import { type HostJournal, journaled } from './host-reads.js';
 import { buildPathGuard, type HostProtections, protectHostPaths } from './path-guard.js';
 import type { HelperLauncher, RunHelperOptions } from './spawn-helper.js';
 import { newTempTag, removeTempsRequest, tempScopesOf } from './temp-cleanup.js';
@@ -27,6 +28,12 @@ const TEMP_CLEANUP_TIMEOUT_MS = 10_000;
 
 /** Distinct contexts whose plans are kept (an agent uses a handful). */
 const PLAN_CACHE_ENTRIES = 64;
+
+/**
+ * A launch built from more host reads than this is rebuilt every time instead of kept (a deny glob
+ * scanning thousands of entries): its witnesses would cost memory for each of the cached contexts.
+ */
+const REUSABLE_LAUNCH_MAX_READS = 4096;
 
 export interface SandboxRunnerDeps {
   os: HostOs;
@@ -77,6 +84,15 @@ export class SandboxRunner {
    */
   private readonly plans = new Map<string, SandboxPlan>();
 
+  /**
+   * The prepared sandbox of each cached plan, with the host reads it was built from (host-reads.ts).
+   * A request reuses it when every one of those reads, asked again, gets the same answer: the
+   * rebuild would then produce this very launch and guard, so the ~2 ms of building them (more
+   * than a warm helper's whole answer) are saved without reusing anything the host has changed.
+   * Keyed by the plan object, so it lives exactly as long as the plan cache keeps that plan.
+   */
+  private readonly prepared = new WeakMap<SandboxPlan, { sandbox: PreparedSandbox; reads: HostJournal }>();
+
   constructor(private readonly deps: SandboxRunnerDeps) {}
 
   /**
@@ -86,8 +102,25 @@ export class SandboxRunner {
    * is built from exactly what the backend mounted.
    */
   async prepare(context: SandboxedContext): Promise<PreparedSandbox> {
-    const { plan, launch, host, runtimeReason } = await this.launchFor(context);
-    return { plan, launch, runtimeReason, guard: buildPathGuard(plan, host, launch.denyGlobMatches ?? []) };
+    const backend = this.deps.backendFor(context);
+    const runtime = await this.deps.runtime();
+    const plan = this.planFor(context, runtime);
+    // An injected protectHostPaths reads what it likes; only the built-in reads are witnessed.
+    const reusable = backend.witnessesHostReads === true && this.deps.protectHostPaths === undefined;
+    const known = reusable ? this.prepared.get(plan) : undefined;
+    if (known?.reads.stillHolds()) return known.sandbox;
+    const { value: sandbox, reads } = await journaled(async (): Promise<PreparedSandbox> => {
+      const { plan: mounted, launch, host, runtimeReason } = await this.launchOf(backend, plan, runtime);
+      const guard = buildPathGuard(mounted, host, launch.denyGlobMatches ?? []);
+      return { plan: mounted, launch, runtimeReason, guard };
+    });
+    if (reusable && reads.size <= REUSABLE_LAUNCH_MAX_READS) {
+      // Shared by every request that reuses it: frozen, so no caller can alter another's sandbox.
+      this.prepared.set(plan, { sandbox: deepFreeze(sandbox), reads });
+    } else {
+      this.prepared.delete(plan);
+    }
+    return sandbox;
   }
 
   /**
@@ -226,4 +259,12 @@ export class SandboxRunner {
     const { ripgrepPath } = await this.deps.runtime();
     return ripgrepPath === null ? request : { ...request, ripgrep: ripgrepPath };
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }

@@ -15,6 +15,7 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBa
   return {
     name: 'bwrap',
     os: 'linux',
+    witnessesHostReads: true,
     async prepare(plan: SandboxPlan, runtime: HelperRuntime): Promise<LaunchSpec> {
       const writableRoots = plan.writableRoots.map((root) => root.root);
       const globMatches = expandDenyGlobs(plan.denyGlobs);

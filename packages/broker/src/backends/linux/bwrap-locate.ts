@@ -1,5 +1,11 @@
-import { accessSync, constants, realpathSync, statSync } from 'node:fs';
-import { FsError, isAbsoluteNative, joinPath, pathStartsWith } from '@fs-sandbox/policy/core';
+import {
+  decodePathBytes,
+  FsError,
+  isAbsoluteNative,
+  joinPath,
+  pathStartsWith,
+} from '@fs-sandbox/policy/core';
+import * as host from '../../runner/host-reads.js';
 
 /**
  * Finds the bubblewrap binary. Only a sanitised PATH is searched (never the broker's own PATH, which
@@ -53,9 +59,9 @@ function validOverride(value: string): string {
 /** Synchronous: it runs for every sandboxed request, and three thread-pool round trips cost ~0.4 ms. */
 function executableRealPath(path: string): string | null {
   try {
-    const real = realpathSync.native(path);
-    if (!statSync(real).isFile()) return null;
-    accessSync(real, constants.X_OK);
+    const real = decodePathBytes(host.realpath(path));
+    if (!host.stat(real).isFile()) return null;
+    host.assertExecutable(real);
     return real;
   } catch {
     return null;

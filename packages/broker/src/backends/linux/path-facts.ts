@@ -1,23 +1,15 @@
-import {
-  type Dirent,
-  lstatSync,
-  readdirSync,
-  readlinkSync,
-  realpathSync,
-  type Stats,
-  statSync,
-} from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
 import { type DenyGlob, type GlobAlternative, globLiteralPrefix, parseDenyGlob } from '@fs-sandbox/policy';
 import {
   decodePathBytes,
   FsError,
-  fsPathArg,
   joinPath,
   LIMITS,
   parentPath,
   pathStartsWith,
   splitNativePath,
 } from '@fs-sandbox/policy/core';
+import * as host from '../../runner/host-reads.js';
 
 /**
  * The only filesystem reads of the Linux backend. The argv builder is pure; everything it needs to
@@ -87,7 +79,7 @@ function lstatOf(path: string, links: LstatCache): Stats | null {
   let known = links.get(path);
   if (known === undefined) {
     try {
-      known = lstatSync(fsPathArg(path));
+      known = host.lstat(path);
     } catch {
       known = null;
     }
@@ -150,7 +142,7 @@ function kindOf(real: string, links: LstatCache): PathKind {
 
 function readLinkOrNull(path: string): string | null {
   try {
-    return decodePathBytes(readlinkSync(fsPathArg(path), 'buffer'));
+    return decodePathBytes(host.readlink(path));
   } catch {
     return null;
   }
@@ -236,9 +228,9 @@ function scanAlternative(
 /** Entries of a directory; the scan's prefix is followed if it is a symlink, nothing below it is. */
 function directoryEntries(path: string, followLink: boolean): Dirent<Buffer>[] {
   try {
-    const info = followLink ? statSync(fsPathArg(path)) : lstatSync(fsPathArg(path));
+    const info = followLink ? host.stat(path) : host.lstat(path);
     if (!info.isDirectory()) return [];
-    return readdirSync(fsPathArg(path), { encoding: 'buffer', withFileTypes: true });
+    return host.readdirTyped(path);
   } catch {
     return [];
   }
@@ -246,7 +238,7 @@ function directoryEntries(path: string, followLink: boolean): Dirent<Buffer>[] {
 
 function realPathOrNull(path: string): string | null {
   try {
-    return decodePathBytes(realpathSync.native(fsPathArg(path), 'buffer'));
+    return decodePathBytes(host.realpath(path));
   } catch {
     return null;
   }
@@ -254,7 +246,7 @@ function realPathOrNull(path: string): string | null {
 
 function isDirectory(path: string): boolean {
   try {
-    return statSync(fsPathArg(path)).isDirectory();
+    return host.stat(path).isDirectory();
   } catch {
     return false;
   }
@@ -262,7 +254,7 @@ function isDirectory(path: string): boolean {
 
 function existsNoFollow(path: string): boolean {
   try {
-    lstatSync(fsPathArg(path));
+    host.lstat(path);
     return true;
   } catch {
     return false;
