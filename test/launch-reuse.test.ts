@@ -1,0 +1,182 @@
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { createBroker, type FsBroker } from '@fs-sandbox/broker';
+import type { SandboxContextInput } from '@fs-sandbox/policy';
+import fc from 'fast-check';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ensureBuilt } from './support/build.js';
+import { sandboxContext, uri } from './support/pool.js';
+
+/**
+ * A broker reuses the sandbox launch it built for a context while every host read that launch was
+ * built from gets the same answer (runner/host-reads.ts). The oracle here is a broker that has
+ * never seen the context: after any change to the host, the reusing broker must produce exactly
+ * the launch and path guard that one builds from scratch, and it must not rebuild when nothing
+ * changed.
+ */
+
+let base: string;
+let ws: string;
+const brokers: FsBroker[] = [];
+
+beforeAll(() => {
+  ensureBuilt();
+});
+
+beforeEach(async () => {
+  base = await mkdtemp('/tmp/fs-sandbox-launch-reuse-');
+  ws = join(base, 'ws');
+  mkdirSync(join(ws, 'keys'), { recursive: true });
+  mkdirSync(join(base, 'other'));
+});
+
+afterEach(async () => {
+  await Promise.all(brokers.splice(0).map((broker) => broker.close()));
+  await rm(base, { recursive: true, force: true });
+});
+
+function newBroker(options: Parameters<typeof createBroker>[0] = {}): FsBroker {
+  const broker = createBroker({ pool: false, helperRuntime: 'node', ...options });
+  brokers.push(broker);
+  return broker;
+}
+
+/** A write root with a denied path and a deny glob below it (both masked by bwrap when they exist). */
+function context(): SandboxContextInput {
+  const sandbox = sandboxContext({ write: [join(base, 'root')], deny: [join(base, 'root', 'secret')] });
+  (sandbox.permissions as { file_system: { entries: unknown[] } }).file_system.entries.push({
+    path: { type: 'glob_pattern', pattern: `${join(base, 'root')}/keys/**/*.key` },
+    access: 'deny',
+  });
+  return sandbox;
+}
+
+/** What a launch is, without the object identity: its argv, mounts and guard. */
+function shape(prepared: Awaited<ReturnType<FsBroker['prepareSandbox']>>) {
+  return JSON.parse(JSON.stringify({ launch: prepared.launch, guard: prepared.guard, plan: prepared.plan }));
+}
+
+function replaceFile(path: string, text: string): void {
+  rmSync(path, { force: true, recursive: true });
+  writeFileSync(path, text);
+}
+
+async function fromScratch(sandbox: SandboxContextInput) {
+  const broker = newBroker();
+  const prepared = await broker.prepareSandbox(sandbox);
+  await broker.close();
+  return shape(prepared);
+}
+
+describe('launch reuse', () => {
+  it('reuses the very launch while nothing changed, frozen against callers', async () => {
+    symlinkSync('ws', join(base, 'root'));
+    const broker = newBroker();
+    const first = await broker.prepareSandbox(context());
+    const second = await broker.prepareSandbox(context());
+    expect(second).toBe(first);
+    expect(Object.isFrozen(second.launch.sandboxArgs)).toBe(true);
+    expect(() => (second.launch.sandboxArgs as string[]).push('--bind')).toThrow(TypeError);
+  });
+
+  // Each step changes what the launch is built from; the reusing broker must then match a fresh one.
+  const steps = {
+    'secret created': () => replaceFile(join(ws, 'secret'), 'denied'),
+    'secret removed': () => rmSync(join(ws, 'secret'), { force: true, recursive: true }),
+    'secret made a directory': () => {
+      rmSync(join(ws, 'secret'), { force: true, recursive: true });
+      mkdirSync(join(ws, 'secret', 'inner'), { recursive: true });
+    },
+    'hard link to secret': () => {
+      if (statSync(join(ws, 'secret'), { throwIfNoEntry: false })?.isFile() && !existsSync(join(ws, 'alias')))
+        linkSync(join(ws, 'secret'), join(ws, 'alias'));
+    },
+    'key file created deep': () => {
+      mkdirSync(join(ws, 'keys', 'a', 'b'), { recursive: true });
+      writeFileSync(join(ws, 'keys', 'a', 'b', 'id.key'), 'k');
+    },
+    'key file renamed away': () => {
+      if (existsSync(join(ws, 'keys', 'a', 'b', 'id.key')))
+        renameSync(join(ws, 'keys', 'a', 'b', 'id.key'), join(ws, 'keys', 'a', 'b', 'id.txt'));
+    },
+    '.git pointer to other': () => replaceFile(join(ws, '.git'), `gitdir: ${join(base, 'other')}\n`),
+    '.git pointer rewritten': () => replaceFile(join(ws, '.git'), 'gitdir: ../elsewhere\n'),
+    '.git made a directory': () => {
+      rmSync(join(ws, '.git'), { force: true, recursive: true });
+      mkdirSync(join(ws, '.git'));
+    },
+    'root re-pointed to other': () => {
+      rmSync(join(base, 'root'), { force: true, recursive: true });
+      symlinkSync('other', join(base, 'root'));
+    },
+    'root re-pointed to ws': () => {
+      rmSync(join(base, 'root'), { force: true, recursive: true });
+      symlinkSync('ws', join(base, 'root'));
+    },
+    'root made a real directory': () => {
+      rmSync(join(base, 'root'), { force: true, recursive: true });
+      mkdirSync(join(base, 'root'));
+    },
+    'an unrelated file written': () => writeFileSync(join(ws, 'notes.txt'), String(Math.random())),
+  } as const;
+  const stepNames = Object.keys(steps) as Array<keyof typeof steps>;
+
+  it('after any sequence of host changes, builds exactly what a broker that never saw the context builds', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(...stepNames), { minLength: 1, maxLength: 6 }),
+        async (names) => {
+          run += 1;
+          // Each run starts from the same host: root -> ws, nothing else.
+          for (const entry of ['root', 'ws', 'other', 'elsewhere'])
+            rmSync(join(base, entry), { recursive: true, force: true });
+          mkdirSync(join(ws, 'keys'), { recursive: true });
+          mkdirSync(join(base, 'other'));
+          symlinkSync('ws', join(base, 'root'));
+          const sandbox = context();
+          const reusing = newBroker();
+          await reusing.prepareSandbox(sandbox);
+          for (const name of names) {
+            steps[name]();
+            expect(
+              shape(await reusing.prepareSandbox(sandbox)),
+              `run ${run}, after ${names.join(' → ')}`,
+            ).toEqual(await fromScratch(sandbox));
+          }
+          await reusing.close();
+        },
+      ),
+      { numRuns: 40, seed: 20261201 },
+    );
+  });
+
+  it('masks a denied file created after the launch was first built, in the sandbox itself', async () => {
+    symlinkSync('ws', join(base, 'root'));
+    // Pre-check off: what refuses is the sandbox the reused (or rebuilt) launch makes.
+    const broker = newBroker({ precheck: false, pool: { size: 2, perKey: 1, idleMs: 60_000 } });
+    const sandbox = context();
+    await broker.call('fs/getMetadata', { path: uri(join(base, 'root')), sandbox });
+    writeFileSync(join(ws, 'keys', 'late.key'), 'private key');
+    const { launch } = await broker.prepareSandbox(sandbox);
+    expect(launch.sandboxArgs.join(' ')).toContain(
+      `--ro-bind /dev/null ${join(base, 'root', 'keys', 'late.key')}`,
+    );
+    await expect(
+      broker.call('fs/readFile', { path: uri(join(base, 'root', 'keys', 'late.key')), sandbox }),
+    ).rejects.toMatchObject({ kind: 'permission_denied' });
+    expect(readFileSync(join(ws, 'keys', 'late.key'), 'utf8')).toBe('private key');
+    expect(dirname(launch.sandboxProgram)).toBe('/usr/bin');
+  });
+});
