@@ -5,8 +5,9 @@ import { launchCommand } from '../backends/launch-command.js';
  * Everything that shapes a helper's sandbox: the launcher and its whole argv (mounts, masks, cwd,
  * node's and the helper's own arguments, the mount points the helper checks), the roots whose
  * identity a warm helper is checked against, and the environment. Two requests share warm helpers
- * only when this is byte-for-byte equal; the launch is rebuilt from fresh host facts on every
- * request, so a changed policy, a new deny path or a re-pointed symlink gives a different key.
+ * only when this is byte-for-byte equal; a request's launch is the one the host's current answers
+ * build (reused only while they are unchanged, see SandboxRunner.prepare), so a changed policy, a
+ * new deny path or a re-pointed symlink gives a different key.
  */
 export function launchKey(launch: LaunchSpec): string {
   // A reused launch is the same frozen object request after request (SandboxRunner.prepare).

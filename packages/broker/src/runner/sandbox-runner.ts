@@ -80,7 +80,7 @@ export class SandboxRunner {
   /**
    * Plans by context: building one resolves every entry's access again (about 0.7 ms), and an agent
    * sends the same context with every call. The plan is a pure function of the context and the
-   * runtime, so reusing it is exact; the host facts the backend reads are still taken per request.
+   * runtime, so reusing it is exact; what the host adds to it is checked per request (`prepared`).
    */
   private readonly plans = new Map<string, SandboxPlan>();
 
