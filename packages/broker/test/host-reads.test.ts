@@ -15,6 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as host from '../src/runner/host-reads.js';
 
 let base: string;
+const liveEnv: Record<string, string | undefined> = {};
 
 beforeEach(() => {
   base = mkdtempSync(join(tmpdir(), 'fs-sandbox-host-reads-'));
@@ -140,6 +141,14 @@ describe('host reads', () => {
       },
       reads: () => host.assertExecutable(join(base, 'tool')),
       change: () => chmodSync(join(base, 'tool'), 0o644),
+    },
+    {
+      name: 'FS_SANDBOX_BWRAP set in the live environment',
+      setUp: () => {},
+      reads: () => host.variable(liveEnv, 'FS_SANDBOX_BWRAP'),
+      change: () => {
+        liveEnv.FS_SANDBOX_BWRAP = '/opt/bwrap';
+      },
     },
     {
       name: 'a real path that now leads elsewhere',

@@ -28,7 +28,7 @@ import { fsPathArg } from '@fs-sandbox/policy/core';
  * An answer keeps only what the builders use, so nothing irrelevant (a file's size or times as it
  * is written) invalidates a launch: of a stat, the device, inode, mode (type and permissions) and
  * link count; a link's text; a real path; a directory's entry names and types; a pointer file's
- * bytes; whether a file is executable; an error's code.
+ * bytes; whether a file is executable; an environment variable's value; an error's code.
  *
  * Recording is by a set of open journals, each receiving every read made while it is open. Builds
  * that interleave at their awaits then each get a superset of their own reads: a witness too many
@@ -195,6 +195,16 @@ export function assertExecutable(path: string): void {
   const read = () => accessSync(fsPathArg(path), constants.X_OK);
   const answerOf = () => 'ok';
   witnessed('executable', path, read, answerOf, asking(read, answerOf));
+}
+
+/**
+ * A variable of the broker's environment: `process.env` is live, so a library caller may set
+ * FS_SANDBOX_BWRAP between two requests, and the second must then find that bwrap.
+ */
+export function variable(env: Record<string, string | undefined>, name: string): string | undefined {
+  const read = () => env[name];
+  const answerOf = (value: string | undefined) => (value === undefined ? '!unset' : `=${value}`);
+  return witnessed('env', name, read, answerOf, asking(read, answerOf));
 }
 
 /** A stat's answer where a missing path is no exception (throwing one costs more than the call). */

@@ -22,7 +22,7 @@ export async function locateBwrap(
   env: Record<string, string | undefined>,
   writableRoots: readonly string[] = [],
 ): Promise<string> {
-  const override = env[BWRAP_OVERRIDE_VARIABLE];
+  const override = host.variable(env, BWRAP_OVERRIDE_VARIABLE);
   const candidates =
     override !== undefined && override !== ''
       ? [validOverride(override)]
