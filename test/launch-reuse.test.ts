@@ -162,6 +162,17 @@ describe('launch reuse', () => {
     );
   });
 
+  it('rebuilds every time, never keeps, a launch built from more reads than the bound', async () => {
+    symlinkSync('ws', join(base, 'root'));
+    // The deny glob's scan looks at each of these: over a thousand reads to witness.
+    for (let i = 0; i < 1100; i++) writeFileSync(join(ws, 'keys', `file-${i}.txt`), '');
+    const broker = newBroker();
+    const first = await broker.prepareSandbox(context());
+    const second = await broker.prepareSandbox(context());
+    expect(second).not.toBe(first);
+    expect(shape(second)).toEqual(shape(first));
+  });
+
   it('masks a denied file created after the launch was first built, in the sandbox itself', async () => {
     symlinkSync('ws', join(base, 'root'));
     // Pre-check off: what refuses is the sandbox the reused (or rebuilt) launch makes.

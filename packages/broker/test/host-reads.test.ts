@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   linkSync,
@@ -173,6 +174,22 @@ describe('host reads', () => {
       expect(journal.stillHolds()).toBe(false);
     });
   }
+
+  it('keep a long answer as its hash: a large listing costs little, and a new entry still breaks it', async () => {
+    mkdirSync(join(base, 'many'));
+    for (let i = 0; i < 1000; i++) writeFileSync(join(base, 'many', `${'n'.repeat(200)}${i}`), '');
+    const journal = await journalOf(() => host.readdirTyped(join(base, 'many')));
+    expect(journal.bytes).toBeLessThan(200);
+    expect(journal.stillHolds()).toBe(true);
+    writeFileSync(join(base, 'many', 'one-more'), '');
+    expect(journal.stillHolds()).toBe(false);
+  });
+
+  it('read a FIFO put where a pointer file was without blocking the broker', async () => {
+    execFileSync('mkfifo', [join(base, '.git')]);
+    // open(2) of a FIFO with no writer would wait forever; non-blocking, it returns at once.
+    expect(host.readHead(join(base, '.git'), 4096).length).toBe(0);
+  });
 
   it('keep holding when only what no builder uses changed (a file written, its times)', async () => {
     writeFileSync(join(base, 'data'), 'one');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   accessSync,
   type BigIntStats,
@@ -41,23 +42,44 @@ export class HostJournal {
   private readonly questions = new Map<string, { ask: () => string; answer: string }>();
   /** The host changed while the launch was being built: one question got two answers. */
   private inconsistent = false;
+  private kept = 0;
 
   add(question: string, ask: () => string, answer: string): void {
+    const digest = digestOf(answer);
     const known = this.questions.get(question);
-    if (known === undefined) this.questions.set(question, { ask, answer });
-    else if (known.answer !== answer) this.inconsistent = true;
+    if (known === undefined) {
+      this.questions.set(question, { ask, answer: digest });
+      this.kept += question.length + digest.length;
+    } else if (known.answer !== digest) {
+      this.inconsistent = true;
+    }
   }
 
   /** True when every read, made again now, gets the answer it got when the launch was built. */
   stillHolds(): boolean {
     if (this.inconsistent) return false;
-    for (const { ask, answer } of this.questions.values()) if (ask() !== answer) return false;
+    for (const { ask, answer } of this.questions.values()) if (digestOf(ask()) !== answer) return false;
     return true;
   }
 
+  /** Distinct questions. */
   get size(): number {
     return this.questions.size;
   }
+
+  /** Characters kept for them (questions and answers), what a cached launch costs in memory. */
+  get bytes(): number {
+    return this.kept;
+  }
+}
+
+/** Longer answers than this (a directory's listing, a pointer file) are kept as their hash. */
+const ANSWER_KEPT_WHOLE = 64;
+
+function digestOf(answer: string): string {
+  return answer.length <= ANSWER_KEPT_WHOLE
+    ? answer
+    : `#${createHash('sha256').update(answer, 'latin1').digest('base64')}`;
 }
 
 const open = new Set<HostJournal>();
@@ -178,7 +200,8 @@ export function readdirNames(path: string): Buffer[] {
 /** The first `maxBytes` of a file (a `.git` pointer, a `commondir`). */
 export function readHead(path: string, maxBytes: number): Buffer {
   const read = () => {
-    const fd = openSync(fsPathArg(path), 'r');
+    // Non-blocking: a FIFO swapped in after the lstat must not hang the broker in open(2).
+    const fd = openSync(fsPathArg(path), constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       const buffer = Buffer.alloc(maxBytes);
       return buffer.subarray(0, readSync(fd, buffer, 0, maxBytes, 0));

@@ -30,10 +30,13 @@ const TEMP_CLEANUP_TIMEOUT_MS = 10_000;
 const PLAN_CACHE_ENTRIES = 64;
 
 /**
- * A launch built from more host reads than this is rebuilt every time instead of kept (a deny glob
- * scanning thousands of entries): its witnesses would cost memory for each of the cached contexts.
+ * A launch built from more host reads than these (a deny glob scanning thousands of entries, long
+ * names) is rebuilt every time instead of kept: with every cached context holding its reads, they
+ * bound the memory of reuse to ~64 × 128 KiB of questions and answers. A plain context needs ~40
+ * reads and ~3 KiB.
  */
-const REUSABLE_LAUNCH_MAX_READS = 4096;
+const REUSABLE_LAUNCH_MAX_READS = 1024;
+const REUSABLE_LAUNCH_MAX_BYTES = 128 * 1024;
 
 export interface SandboxRunnerDeps {
   os: HostOs;
@@ -97,9 +100,10 @@ export class SandboxRunner {
 
   /**
    * The plan, launch and path guard for a context, without running anything (`fs-sandbox
-   * explain`, doctor, the pre-check). The host is read again each time: the cached plan gets the
+   * explain`, doctor, the pre-check). The host is asked again each time: the cached plan gets the
    * read-only paths the host calls for now (`.git` pointers, the broker's own code), and the guard
-   * is built from exactly what the backend mounted.
+   * is built from exactly what the backend mounted; when every read of the last build gets its old
+   * answer, that build is what this one would be, and it is returned as it is.
    */
   async prepare(context: SandboxedContext): Promise<PreparedSandbox> {
     const backend = this.deps.backendFor(context);
@@ -114,7 +118,7 @@ export class SandboxRunner {
       const guard = buildPathGuard(mounted, host, launch.denyGlobMatches ?? []);
       return { plan: mounted, launch, runtimeReason, guard };
     });
-    if (reusable && reads.size <= REUSABLE_LAUNCH_MAX_READS) {
+    if (reusable && reads.size <= REUSABLE_LAUNCH_MAX_READS && reads.bytes <= REUSABLE_LAUNCH_MAX_BYTES) {
       // Shared by every request that reuses it: frozen, so no caller can alter another's sandbox.
       this.prepared.set(plan, { sandbox: deepFreeze(sandbox), reads });
     } else {
