@@ -52,7 +52,12 @@ describe('host reads', () => {
     expect(host.readlink(join(base, 'link')).toString()).toBe('f');
     expect(host.realpath(join(base, 'link')).toString()).toBe(join(base, 'f'));
     expect(host.readHead(join(base, 'f'), 6).toString()).toBe('gitdir');
-    expect(host.readdirNames(base).map(String).sort()).toEqual(['f', 'link']);
+    expect(
+      host
+        .readdirTyped(base)
+        .map((entry) => String(entry.name))
+        .sort(),
+    ).toEqual(['f', 'link']);
     expect(
       host
         .readdirTyped(base)
@@ -119,7 +124,7 @@ describe('host reads', () => {
     {
       name: 'an entry renamed inside a directory',
       setUp: () => writeFileSync(join(base, 'old'), ''),
-      reads: () => host.readdirNames(base),
+      reads: () => host.readdirTyped(base),
       change: () => renameSync(join(base, 'old'), join(base, 'new')),
     },
     {

@@ -191,12 +191,6 @@ export function readdirTyped(path: string): Dirent<Buffer>[] {
   return witnessed('readdirTyped', path, read, answerOf, asking(read, answerOf));
 }
 
-export function readdirNames(path: string): Buffer[] {
-  const read = () => readdirSync(fsPathArg(path), { encoding: 'buffer' });
-  const answerOf = (names: Buffer[]) => names.map((name) => name.toString('latin1')).join('\0');
-  return witnessed('readdirNames', path, read, answerOf, asking(read, answerOf));
-}
-
 /** The first `maxBytes` of a file (a `.git` pointer, a `commondir`). */
 export function readHead(path: string, maxBytes: number): Buffer {
   const read = () => {

@@ -248,7 +248,7 @@ function deniedFileIdentities(paths: readonly string[], os: HostOs): string[] {
     if (stats.isFile() && (named || stats.nlink > 1n)) identities.add(`${stats.dev}:${stats.ino}`);
     if (!stats.isDirectory()) continue;
     try {
-      for (const name of host.readdirNames(path)) {
+      for (const { name } of host.readdirTyped(path)) {
         pending.push({ path: joinPath(os, path, decodePathBytes(name)), named: false });
       }
     } catch {
