@@ -130,6 +130,33 @@ describe('helper program (node dist/helper.cjs)', () => {
     expect(run.stdout.subarray(newline + 1).equals(bytes)).toBe(true);
   });
 
+  it('answers once the request is framed, without waiting for stdin to end', async () => {
+    const dir = fresh('framed-end');
+    writeFileSync(join(dir, 'r.txt'), 'framed');
+    const requests = [
+      { operation: 'fs/readFile', params: { path: uri(join(dir, 'r.txt')) } },
+      { operation: 'fs/writeFile', params: { path: uri(join(dir, 'w.txt')), dataBase64: 'YWJj' } },
+    ];
+    for (const req of requests) {
+      const child = spawn(helperCommand[0] as string, helperCommand.slice(1), {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      const stdout: Buffer[] = [];
+      child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      // stdin stays open: a helper that read to EOF would wait here until the timeout.
+      for (const part of encodeRequest(asBrokerSends(req))) child.stdin.write(part);
+      const code = await Promise.race([
+        exited,
+        new Promise<string>((resolve) => setTimeout(() => resolve('still waiting'), 5_000)),
+      ]);
+      child.kill('SIGKILL');
+      expect(code).toBe(0);
+      expect(decodeReply(Buffer.concat(stdout)).status).toBe('ok');
+    }
+    expect(readFileSync(join(dir, 'w.txt'), 'utf8')).toBe('abc');
+  });
+
   it('accepts a request without a trailing newline (the Codex form)', async () => {
     const dir = fresh('codex-form');
     const run = await runProgram(

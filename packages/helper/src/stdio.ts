@@ -32,10 +32,16 @@ function readInto(fd: number, buffer: Buffer, offset: number): number {
 }
 
 /**
- * Reads one request from `fd` to EOF: the JSON line, then exactly the announced binary bytes
- * (allocated once and read in place, so a large write is never copied), returned as the request's
- * `binary: {field, data}`. More than `limit` bytes, a short trailer or anything after the request
- * is a protocol failure.
+ * Reads one request from `fd`: the JSON line, then exactly the announced binary bytes (allocated
+ * once and read in place, so a large write is never copied), returned as the request's
+ * `binary: {field, data}`. More than `limit` bytes, a short trailer, or anything after the request
+ * in what was read is a protocol failure.
+ *
+ * The request ends where its framing ends, not at EOF (only a line without a newline, the Codex
+ * form, runs to EOF). A broker's end of stdin reaches the helper one turn of the broker's event loop
+ * after the bytes it wrote: waiting for it would cost every warm request a second wake-up, about
+ * 0.4 ms here. Bytes the broker might send later are never read, so they cannot become a second
+ * request; the helper answers one and exits.
  */
 export function readRequest(fd: number, limit: number): Record<string, unknown> {
   const chunks: Buffer[] = [];
@@ -58,7 +64,6 @@ export function readRequest(fd: number, limit: number): Record<string, unknown> 
   const header = binaryHeaderOf(line);
   if (header === null) {
     requireOnlyWhitespace(rest);
-    drainWhitespace(fd, limit - total);
     return line;
   }
   if (newlineAt + 1 + header.length > limit)
@@ -73,23 +78,11 @@ export function readRequest(fd: number, limit: number): Record<string, unknown> 
     }
     filled += count;
   }
-  if (readInto(fd, Buffer.allocUnsafe(1), 0) !== 0)
-    throw new ProtocolError('unexpected bytes after the binary payload');
   return { ...line, binary: { field: header.field, data: trailer } };
 }
 
 function requireOnlyWhitespace(bytes: Buffer): void {
   if (bytes.toString('latin1').trim() !== '') throw new ProtocolError('unexpected bytes after the JSON line');
-}
-
-function drainWhitespace(fd: number, budget: number): void {
-  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-  let left = budget;
-  for (let count = readInto(fd, chunk, 0); count > 0; count = readInto(fd, chunk, 0)) {
-    left -= count;
-    if (left < 0) throw new ProtocolError('the request is too large');
-    requireOnlyWhitespace(chunk.subarray(0, count));
-  }
 }
 
 /** Writes every buffer completely to `fd`. */
