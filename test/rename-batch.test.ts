@@ -400,6 +400,12 @@ describe('trust gate', () => {
           { sourcePath: uri(join(ws, 'hello.txt')), destinationPath: uri(join(ws, 'c')), recursive: false },
         ],
         ['fs/rename', { sourcePath: uri(join(ws, 'hello.txt')), destinationPath: uri(join(ws, 'r')) }],
+        ['fs/edit', { path: uri(join(ws, 'hello.txt')), edits: [{ oldText: 'hello', newText: 'bye' }] }],
+        // Its own path param (`cwd`) is only read; the files it changes are inside the patch.
+        [
+          'fs/applyPatch',
+          { cwd: uri(ws), patch: '*** Begin Patch\n*** Add File: p.txt\n+planted\n*** End Patch\n' },
+        ],
         [
           'fs/batch',
           {

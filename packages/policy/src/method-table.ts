@@ -461,10 +461,15 @@ export function isExposedMethod(name: string): name is ExposedMethod {
 
 /**
  * Whether a method changes the file system: any path it creates, replaces or removes. An untrusted
- * broker refuses these (fs/batch is judged by its operations, see the broker's trust gate).
+ * broker refuses these (fs/batch is judged by its operations, see the broker's trust gate). Paths
+ * carried inside a param's value (a patch's files) are what such a method writes; its own path
+ * params may all be reads (fs/applyPatch's `cwd`), so they count as writes here.
  */
 export function isWriteClassMethod(method: Method): boolean {
-  return Object.values(descriptorOf(method).paths).some((access) => access !== 'read');
+  const descriptor: MethodDescriptor = descriptorOf(method);
+  return (
+    descriptor.innerPaths !== undefined || Object.values(descriptor.paths).some((access) => access !== 'read')
+  );
 }
 
 /** Every method, in table order (help texts, the README's table). */

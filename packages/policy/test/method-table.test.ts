@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { descriptorOf, METHOD_TABLE, METHODS, type Method } from '../src/method-table.js';
+import { descriptorOf, isWriteClassMethod, METHOD_TABLE, METHODS, type Method } from '../src/method-table.js';
 import { requestPathSchema } from '../src/schemas/primitives.js';
 
 const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
@@ -76,6 +76,28 @@ describe('the method table', () => {
       if (descriptor.answeredBy === 'server' && Object.keys(descriptor.paths).length === 0)
         expect(takesSandbox, method).toBe(false);
     }
+  });
+
+  it('counts as write class every helper method but those that only read (an untrusted broker runs only these)', () => {
+    const readOnly = METHODS.filter(
+      (method) => descriptorOf(method).answeredBy === 'helper' && !isWriteClassMethod(method),
+    );
+    // fs/batch is judged by its operations; fs/applyPatch reads its `cwd` but writes the patch's files.
+    expect(readOnly.sort()).toEqual(
+      [
+        'fs/batch',
+        'fs/canonicalize',
+        'fs/getMetadata',
+        'fs/glob',
+        'fs/openForRead',
+        'fs/readDirectory',
+        'fs/readFile',
+        'fs/readRange',
+        'fs/readTextFile',
+        'fs/search',
+        'fs/walk',
+      ].sort(),
+    );
   });
 
   it('is the table the README shows', () => {
