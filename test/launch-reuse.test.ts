@@ -11,7 +11,8 @@ import {
 } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { createBroker, type FsBroker } from '@fs-sandbox/broker';
+import { createBroker, type FsBroker, type HelperLauncher, type LaunchSpec } from '@fs-sandbox/broker';
+import type { HelperReply } from '@fs-sandbox/helper';
 import type { SandboxContextInput } from '@fs-sandbox/policy';
 import fc from 'fast-check';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -189,5 +190,103 @@ describe('launch reuse', () => {
     ).rejects.toMatchObject({ kind: 'permission_denied' });
     expect(readFileSync(join(ws, 'keys', 'late.key'), 'utf8')).toBe('private key');
     expect(dirname(launch.sandboxProgram)).toBe('/usr/bin');
+  });
+
+  describe('a read starts on the last launch and asks the host while its helper answers', () => {
+    const lateKey = () => join(base, 'root', 'keys', 'late.key');
+    const masksLateKey = (launch: LaunchSpec) =>
+      launch.sandboxArgs.join(' ').includes(`/dev/null ${lateKey()}`);
+
+    /** A launcher that runs nothing: it says which view a launch would show, and logs each run. */
+    function viewLauncher() {
+      const runs: { launch: LaunchSpec; method: string; signal: AbortSignal | undefined }[] = [];
+      const launcher: HelperLauncher = async (launch, request, options) => {
+        runs.push({ launch, method: request.operation, signal: options.signal });
+        options.onSent?.();
+        const view = masksLateKey(launch) ? 'the rebuilt view' : 'the view before late.key';
+        const reply = {
+          status: 'ok',
+          payload: {
+            operation: request.operation,
+            response: request.operation === 'fs/readFile' ? { dataBase64: '' } : {},
+          },
+          ...(request.operation === 'fs/readFile'
+            ? { binary: { field: 'dataBase64', data: Buffer.from(view) } }
+            : {}),
+        };
+        return reply as HelperReply;
+      };
+      return { runs, launcher };
+    }
+
+    it('kills the run on a launch the host has changed since, unanswered, and answers from the rebuilt one', async () => {
+      symlinkSync('ws', join(base, 'root'));
+      writeFileSync(join(ws, 'notes.txt'), 'notes');
+      const { runs, launcher } = viewLauncher();
+      const broker = newBroker({ precheck: false, launcher });
+      const sandbox = context();
+      await broker.call('fs/readFile', { path: uri(join(base, 'root', 'notes.txt')), sandbox });
+      writeFileSync(join(ws, 'keys', 'late.key'), 'private key');
+      const { dataBase64 } = await broker.call('fs/readFile', { path: uri(lateKey()), sandbox });
+      expect(Buffer.from(dataBase64).toString()).toBe('the rebuilt view');
+      expect(runs.map((run) => [masksLateKey(run.launch), run.signal?.aborted ?? false])).toEqual([
+        [false, false],
+        // Started on the last launch, then killed: the host reads no longer held.
+        [false, true],
+        [true, false],
+      ]);
+    });
+
+    it('answers from the last launch while the host is unchanged: one run, not killed', async () => {
+      symlinkSync('ws', join(base, 'root'));
+      writeFileSync(join(ws, 'keys', 'late.key'), 'private key');
+      const { runs, launcher } = viewLauncher();
+      const broker = newBroker({ precheck: false, launcher });
+      const sandbox = context();
+      for (let i = 0; i < 3; i++)
+        await broker.call('fs/getMetadata', { path: uri(join(base, 'root')), sandbox });
+      expect(runs).toHaveLength(3);
+      expect(new Set(runs.map((run) => run.launch)).size).toBe(1);
+      expect(runs.every((run) => run.signal?.aborted !== true)).toBe(true);
+    });
+
+    it('never starts a write on the last launch: its one run is already under the rebuilt one', async () => {
+      symlinkSync('ws', join(base, 'root'));
+      const { runs, launcher } = viewLauncher();
+      const broker = newBroker({ precheck: false, launcher });
+      const sandbox = context();
+      await broker.call('fs/getMetadata', { path: uri(join(base, 'root')), sandbox });
+      writeFileSync(join(ws, 'keys', 'late.key'), 'private key');
+      await broker.call('fs/writeFile', {
+        path: uri(join(base, 'root', 'out.txt')),
+        dataBase64: 'eA==',
+        sandbox,
+      });
+      expect(runs.map((run) => [run.method, masksLateKey(run.launch)])).toEqual([
+        ['fs/getMetadata', false],
+        ['fs/writeFile', true],
+      ]);
+    });
+
+    it('with real warm helpers: the spare of the old launch is dropped, the late file refused, the pool serves on', async () => {
+      symlinkSync('ws', join(base, 'root'));
+      writeFileSync(join(ws, 'notes.txt'), 'notes');
+      const broker = newBroker({
+        precheck: false,
+        helperRuntime: 'auto',
+        pool: { size: 2, perKey: 1, idleMs: 60_000 },
+      });
+      const sandbox = context();
+      const notes = { path: uri(join(base, 'root', 'notes.txt')), sandbox };
+      expect(Buffer.from((await broker.call('fs/readFile', notes)).dataBase64).toString()).toBe('notes');
+      writeFileSync(join(ws, 'keys', 'late.key'), 'private key');
+      for (let i = 0; i < 3; i++) {
+        await expect(broker.call('fs/readFile', { path: uri(lateKey()), sandbox })).rejects.toMatchObject({
+          kind: 'permission_denied',
+        });
+        expect(Buffer.from((await broker.call('fs/readFile', notes)).dataBase64).toString()).toBe('notes');
+      }
+      expect(readFileSync(join(ws, 'keys', 'late.key'), 'utf8')).toBe('private key');
+    });
   });
 });

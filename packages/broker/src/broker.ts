@@ -6,8 +6,10 @@ import {
   type HostOs,
   isFsError,
   isHelperMethod,
+  isWriteClassMethod,
   type ParamsIn,
   type ParsedParams,
+  type PathGuard,
   type ResultOf,
   type SandboxContext,
   type SandboxedContext,
@@ -36,6 +38,7 @@ import {
 import type { HelperRuntimeChoice } from './runner/runtime-choice.js';
 import { type PreparedSandbox, type SandboxCommand, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
+import { runOnLastSandbox } from './speculative-run.js';
 import { assertTrusted } from './trust-gate.js';
 
 export interface BrokerOptions {
@@ -189,15 +192,23 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
         },
         sandboxed: async (_request, context) => {
           if (precheck) prechecked((paths) => precheckRequest(paths, context.profile, os));
+          const runOptions = {
+            signal: callOptions.signal,
+            timeoutMs: callOptions.timeoutMs ?? options.timeoutMs,
+            ...(callOptions.onProgress ? { onProgress: callOptions.onProgress } : {}),
+          };
+          if (batch === null && !isWriteClassMethod(request.method)) {
+            const physical = precheck
+              ? (guard: PathGuard) => precheckPhysical(request.paths, guard, os)
+              : null;
+            const speculated = await runOnLastSandbox(runner, context, request.helper, physical, runOptions);
+            if (speculated !== null) return speculated;
+          }
           const prepared = await runner.prepare(context);
           if (precheck) prechecked((paths) => precheckPhysical(paths, prepared.guard, os));
           const helperRequest = toRun();
           if (helperRequest === null) return { reply: null, backend: prepared.launch.backend };
-          return runner.run(helperRequest, prepared, {
-            signal: callOptions.signal,
-            timeoutMs: callOptions.timeoutMs ?? options.timeoutMs,
-            ...(callOptions.onProgress ? { onProgress: callOptions.onProgress } : {}),
-          });
+          return runner.run(helperRequest, prepared, runOptions);
         },
       });
       return { result: resultOf<M>(batch === null ? (reply as HelperReply) : batch.merged(reply)), info };

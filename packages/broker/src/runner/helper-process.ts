@@ -16,6 +16,8 @@ export interface RunHelperOptions {
   maxReplyBytes?: number;
   /** Told what a long tree operation reports of its progress (the request must ask for it). */
   onProgress?: (progress: TreeProgress) => void;
+  /** Called once the request is written to the helper's stdin (the speculative read waits for it). */
+  onSent?: () => void;
 }
 
 /**
@@ -163,6 +165,7 @@ export class HelperProcess {
         // One JSON line; a write's bytes follow it raw (binary framing), never base64 again.
         for (const part of encodeRequest(request)) this.child.stdin.write(part);
         this.child.stdin.end();
+        options.onSent?.();
       }
     });
   }

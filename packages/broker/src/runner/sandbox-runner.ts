@@ -109,8 +109,7 @@ export class SandboxRunner {
     const backend = this.deps.backendFor(context);
     const runtime = await this.deps.runtime();
     const plan = this.planFor(context, runtime);
-    // An injected protectHostPaths reads what it likes; only the built-in reads are witnessed.
-    const reusable = backend.witnessesHostReads === true && this.deps.protectHostPaths === undefined;
+    const reusable = this.reusesBuilds(backend);
     const known = reusable ? this.prepared.get(plan) : undefined;
     if (known?.reads.stillHolds()) return known.sandbox;
     const { value: sandbox, reads } = await journaled(async (): Promise<PreparedSandbox> => {
@@ -125,6 +124,26 @@ export class SandboxRunner {
       this.prepared.delete(plan);
     }
     return sandbox;
+  }
+
+  /**
+   * The sandbox `prepare` last built for this context, as it was: its host reads not asked again
+   * yet. `holds()` asks them; only when it answers true is this what `prepare` would return now.
+   * A request that changes nothing may start its helper on it and ask meanwhile (the broker's
+   * speculative read); anything else must go through `prepare`. Null when nothing is kept.
+   */
+  async lastPrepared(
+    context: SandboxedContext,
+  ): Promise<{ sandbox: PreparedSandbox; holds(): boolean } | null> {
+    const backend = this.deps.backendFor(context);
+    const runtime = await this.deps.runtime();
+    const known = this.reusesBuilds(backend) ? this.prepared.get(this.planFor(context, runtime)) : undefined;
+    return known === undefined ? null : { sandbox: known.sandbox, holds: () => known.reads.stillHolds() };
+  }
+
+  /** An injected protectHostPaths reads what it likes; only the built-in reads are witnessed. */
+  private reusesBuilds(backend: SandboxBackend): boolean {
+    return backend.witnessesHostReads === true && this.deps.protectHostPaths === undefined;
   }
 
   /**
