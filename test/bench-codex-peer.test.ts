@@ -25,6 +25,7 @@ function ours(serveCold: number, burst: number, serveBackToBack: number): Runtim
     burstNoPoolOpsPerSecond: burst + 1,
     largeRead64MiB: figures(800),
     spareRssMiB: figures(40),
+    warmFloor: figures(1.8),
   };
 }
 
@@ -66,12 +67,22 @@ describe('the runtime table with the reference', () => {
     expect(table).toContain('target: Bun cold sandboxed 1 KiB read via serve ≤ 0.6× codex: 0.50× (met)');
     expect(table).toContain('target: Bun burst of 32 via serve (pool on) ≥ 1.5× codex: 1.25× (missed)');
     expect(table).toContain('target: Bun back-to-back 1 KiB reads via serve ≤ 0.6× codex: 0.63× (missed)');
+    expect(row(table, 'warm floor: same launch, a program that only reads, median ms').slice(0, 3)).toEqual([
+      '1.8',
+      '1.8',
+      '1.00',
+    ]);
+    expect(table).toContain(
+      'target: Bun warm 1 KiB read (library) ≤ 1.5 ms: 6.00 ms (missed); its warm floor here 1.80 ms, the read 3.33× that',
+    );
   });
 
   it('has neither codex columns nor targets without the reference', () => {
     const table = formatRuntimes({ node: ours(80, 20, 50), bun: ours(30, 40, 20) });
     expect(table).not.toContain('codex');
     expect(table.split('\n')[0]?.trim().split(/\s+/)).toEqual(['node', 'bun', 'bun/node']);
+    // The warm read's bound is absolute: it is shown with or without the reference.
+    expect(table).toContain('target: Bun warm 1 KiB read (library) ≤ 1.5 ms: 6.00 ms (missed)');
   });
 });
 

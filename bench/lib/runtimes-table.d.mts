@@ -17,5 +17,6 @@ export interface RuntimeFigures {
   burstNoPoolOpsPerSecond?: number;
   largeRead64MiB: Figures;
   spareRssMiB?: Figures;
+  warmFloor?: Figures;
 }
 export function formatRuntimes(result: Record<string, RuntimeFigures>): string;

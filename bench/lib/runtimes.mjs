@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createBroker } from '@fs-sandbox/broker';
 import { uri, writePatternFile } from './fixture.mjs';
 import { ServeClient } from './server-client.mjs';
 import { helperProcesses, machineQuiet, spareReady } from './settle.mjs';
 import { summarize } from './stats.mjs';
+import { WarmFloor } from './warm-floor.mjs';
 
 export const BURST = 32;
 /** Bursts per server (the best of them is reported). */
@@ -26,8 +27,9 @@ const rotated = (items, round) => [
  * ServeClient, or null) in the same rounds, the order rotated every round. Per runtime, a sandboxed
  * 1 KiB fs/readFile cold (pool off), warm with a pause before each call, and back to back (no
  * pause), each through the library and through `fs-sandbox serve`; a burst of 32 concurrent reads
- * through serve with its pool on and off; a 64 MiB read through serve; and the peak resident
- * memory of each warm spare.
+ * through serve with its pool on and off; a 64 MiB read through serve; the peak resident memory of
+ * each warm spare; and the warm floor (warm-floor.mjs): the same launch running a program that only
+ * waits and reads, timed like the warm read.
  *
  * The peer is measured through its own server on the same fixture and sandbox. It keeps no warm
  * helper: every sandboxed request spawns its bwrap helper chain, which is what our cold read is.
@@ -58,6 +60,7 @@ export async function measureRuntimes(fixture, sandbox, cliBin, runtimes, rounds
         burstNoPool: [],
         large: [],
         spareRss: [],
+        warmFloor: [],
       },
     };
   }
@@ -78,6 +81,9 @@ export async function measureRuntimes(fixture, sandbox, cliBin, runtimes, rounds
   };
   const servedMs = async (server) => (await served(server)).ms;
   for (const runtime of runtimes) {
+    const { launch } = await per[runtime].cold.prepareSandbox(sandbox);
+    per[runtime].floor = new WarmFloor(launch, dirname(fixture.emptyScript), fixture.oneKiB);
+    await per[runtime].floor.time(fixture.oneKiB);
     await Promise.all([per[runtime].serveCold.handshake(), per[runtime].serveWarm.handshake()]);
     await timed(per[runtime].cold);
     await timed(per[runtime].warm);
@@ -104,7 +110,7 @@ export async function measureRuntimes(fixture, sandbox, cliBin, runtimes, rounds
         codex.samples.warm.push(await servedMs(codex.server));
         continue;
       }
-      const { cold, warm, serveCold, serveWarm, samples } = per[subject];
+      const { cold, warm, serveCold, serveWarm, floor, samples } = per[subject];
       await settled();
       samples.cold.push(await timed(cold));
       await settled();
@@ -114,9 +120,14 @@ export async function measureRuntimes(fixture, sandbox, cliBin, runtimes, rounds
       samples.warm.push(await timed(warm));
       await spaced();
       samples.serveWarm.push(await servedMs(serveWarm));
+      await spaced();
+      samples.warmFloor.push(await floor.time(fixture.oneKiB));
     }
   }
-  for (const runtime of runtimes) await Promise.all([per[runtime].cold.close(), per[runtime].warm.close()]);
+  for (const runtime of runtimes) {
+    per[runtime].floor.stop();
+    await Promise.all([per[runtime].cold.close(), per[runtime].warm.close()]);
+  }
   // Back to back: a run of reads with no pause, per subject in turn (default pool); the pool must keep up.
   const sequences = [];
   for (const runtime of runtimes) {
@@ -180,6 +191,7 @@ export async function measureRuntimes(fixture, sandbox, cliBin, runtimes, rounds
           burstOpsPerSecond: Math.max(...samples.burstPool),
           burstNoPoolOpsPerSecond: Math.max(...samples.burstNoPool),
           largeRead64MiB: summarize(samples.large),
+          warmFloor: summarize(samples.warmFloor),
           spareRssMiB: summarize(
             samples.spareRss.filter((bytes) => bytes > 0).map((bytes) => bytes / 2 ** 20),
           ),
