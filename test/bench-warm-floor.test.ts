@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { createBroker, type FsBroker } from '@fs-sandbox/broker';
+import { createBroker, type FsBroker, type HelperRuntimeChoice } from '@fs-sandbox/broker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BenchFixture, createFixture, sandboxFor } from '../bench/lib/fixture.mjs';
 import { WarmFloor } from '../bench/lib/warm-floor.mjs';
@@ -11,10 +11,8 @@ import { ensureBuilt } from './support/build.js';
  * again (a new process each time, as the pool's spares).
  */
 
-const runtimes = [
-  'node',
-  ...(process.platform === 'linux' && process.arch === 'x64' ? ['bun'] : []),
-] as const;
+const runtimes: HelperRuntimeChoice[] =
+  process.platform === 'linux' && process.arch === 'x64' ? ['node', 'bun'] : ['node'];
 let fixture: BenchFixture;
 const brokers: FsBroker[] = [];
 
