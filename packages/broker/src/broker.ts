@@ -39,7 +39,7 @@ import type { HelperRuntimeChoice } from './runner/runtime-choice.js';
 import { type PreparedSandbox, type SandboxCommand, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
 import { runOnLastSandbox } from './speculative-run.js';
-import { assertTrusted } from './trust-gate.js';
+import { assertTrusted, assertTrustedCommand } from './trust-gate.js';
 
 export interface BrokerOptions {
   /** Host OS rules for paths and backends (default: this host). */
@@ -76,8 +76,8 @@ export interface BrokerOptions {
   helperBundle?: string;
   /**
    * `false` for an untrusted workspace: every write-class method (one that creates, replaces or
-   * removes a path, or a batch holding one) is refused with `untrusted_workspace` before any helper
-   * runs. Reads are unaffected. Default true.
+   * removes a path, or a batch holding one) and every command (process/start) is refused with
+   * `untrusted_workspace` before any helper or command runs. Reads are unaffected. Default true.
    */
   trusted?: boolean;
   /**
@@ -254,6 +254,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     },
     async prepareCommand(sandbox, request) {
       try {
+        if (options.trusted === false) assertTrustedCommand();
         const command: SandboxCommand = {
           argv: request.argv,
           cwd: request.cwd,

@@ -10,7 +10,8 @@ import type { ParsedRequest } from './parsed-request.js';
 /**
  * The trust gate of an untrusted workspace (`trusted: false`, `serve --untrusted`): every method
  * that creates, replaces or removes a path (the method table's access for its paths) is refused
- * before any helper runs, and so is a batch holding one. Reads are unaffected.
+ * before any helper runs, and so is a batch holding one, and every command (process/start). Reads
+ * are unaffected.
  */
 export function assertTrusted(request: ParsedRequest): void {
   const writing = writeClassOf(request);
@@ -18,6 +19,18 @@ export function assertTrusted(request: ParsedRequest): void {
   throw new FsError(
     'untrusted_workspace',
     `refused: ${writing} changes files, and this broker runs for an untrusted workspace (only reads are allowed until it is trusted)`,
+  );
+}
+
+/**
+ * A command can change any file its sandbox makes writable (or, without a sandbox, any file the
+ * broker's user can), and what it will do cannot be judged from its argv: an untrusted broker
+ * starts none.
+ */
+export function assertTrustedCommand(): void {
+  throw new FsError(
+    'untrusted_workspace',
+    'refused: process/start runs a command, which can change files, and this broker runs for an untrusted workspace (only reads are allowed until it is trusted)',
   );
 }
 

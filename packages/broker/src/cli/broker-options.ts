@@ -53,7 +53,7 @@ export function addRequireSandboxOption(command: Command): Command {
 export function addUntrustedOption(command: Command): Command {
   return command.option(
     '--untrusted',
-    'refuse (untrusted_workspace) every method that creates, replaces or removes a path, and batches holding one; reads still run',
+    'refuse (untrusted_workspace) every method that creates, replaces or removes a path, batches holding one, and every command (process/start); reads still run',
   );
 }
 
