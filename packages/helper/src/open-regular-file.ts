@@ -1,9 +1,17 @@
 import type { BigIntStats } from 'node:fs';
 import { constants } from 'node:fs';
-import { assertNotDeniedIdentity, FsError, fsPathArg, type PathGuard } from '@fs-sandbox/policy/core';
+import {
+  assertNotDeniedIdentity,
+  currentHostOs,
+  decodePathBytes,
+  denialOf,
+  FsError,
+  fsPathArg,
+  type PathGuard,
+} from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
 import { describeFileType } from './file-kind.js';
-import { type FileHandle, lstat, open, statfs } from './fs-async.js';
+import { type FileHandle, lstat, open, readlink, realpathBytes, statfs } from './fs-async.js';
 import { fromOsError, hasErrno } from './os-error.js';
 
 export interface RegularFile {
@@ -19,7 +27,10 @@ export interface RegularFile {
 export interface OpenRegularFileOptions {
   /** Refuse a symlink leaf (symlink_escape) instead of following it. */
   noFollow?: boolean;
-  /** Refuse another name (a hard link) of a denied file: its identity is in the guard. */
+  /**
+   * Refuse a file the guard denies where it physically is, and another name (a hard link) of a
+   * denied file: its identity is in the guard.
+   */
   guard?: PathGuard | null;
   /** The name errors show when `path` is a descriptor-relative access path. */
   display?: string;
@@ -75,6 +86,7 @@ export async function openRegularFile(
     if (!stats.isFile()) throw notAFile(shown, describeFileType(stats));
     await refusePseudoFileSystem(handle, path, shown);
     assertNotDeniedIdentity(options.guard ?? null, stats, displayPath(shown));
+    if (options.guard) await refuseDeniedLocation(handle, path, shown, options.guard);
     return {
       handle,
       size: Number(stats.size),
@@ -102,6 +114,46 @@ async function openFailure(
     if (stats !== null) return notAFile(shown, describeFileType(stats));
   }
   return fromOsError(error, shown, { noFollow: options.noFollow === true });
+}
+
+// The kernel marks the link of a file that was removed after it was opened.
+const DELETED_SUFFIX = ' (deleted)';
+
+/**
+ * A denied path that did not exist when the sandbox was set up has no mask over it (bwrap cannot
+ * mask a missing path without a placeholder on the host), and neither has a deny-glob match made
+ * since: the kernel lets the read through. So before a byte is read, the opened file's physical
+ * location is judged by the guard's deny rules: on Linux what the kernel reports for the
+ * descriptor (no spelling, symlink or rename after the open can change it), elsewhere its realpath
+ * (with the window a path-based check leaves).
+ */
+async function refuseDeniedLocation(
+  handle: FileHandle,
+  path: string,
+  shown: string,
+  guard: PathGuard,
+): Promise<void> {
+  if (guard.denyGlobs.length === 0 && !guard.entries.some((entry) => entry.reason === 'denied')) return;
+  const os = currentHostOs();
+  const reported =
+    os === 'linux'
+      ? await readlink(`/proc/self/fd/${handle.fd}`, { encoding: 'buffer' }).catch(() => null)
+      : null;
+  const resolved =
+    reported ??
+    (await realpathBytes(fsPathArg(path)).catch((error: unknown) => {
+      // Deeper than PATH_MAX, or gone: where it is cannot be judged, so it is not read (fail closed).
+      throw new FsError(
+        'permission_denied',
+        `cannot read ${displayPath(shown)}: its physical location cannot be checked against the deny rules (${(error as Error).message})`,
+      );
+    }));
+  const located = decodePathBytes(resolved);
+  const physical = located.endsWith(DELETED_SUFFIX) ? located.slice(0, -DELETED_SUFFIX.length) : located;
+  const rule = denialOf(guard, physical, os);
+  if (rule === null) return;
+  const where = physical === shown ? '' : ` (it is ${displayPath(physical)})`;
+  throw new FsError('permission_denied', `cannot read ${displayPath(shown)}${where}: ${rule}`);
 }
 
 async function refusePseudoFileSystem(handle: FileHandle, path: string, shown: string): Promise<void> {

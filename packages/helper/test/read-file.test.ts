@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { LIMITS } from '@fs-sandbox/policy/core';
+import { LIMITS, type PathGuard } from '@fs-sandbox/policy/core';
 import { describe, expect, it } from 'vitest';
 import { openRegularFile } from '../src/open-regular-file.js';
 import { readOpenedFile } from '../src/ops/read-file.js';
@@ -159,5 +159,67 @@ describe('fs/readFile', () => {
     const missing = await fails('fs/readFile', {});
     expectKind(missing, 'invalid_params', -32602);
     expect(missing.message).toBe('missing field `path`');
+  });
+});
+
+describe('reads are refused where the file physically is denied', () => {
+  /** A sandbox whose writable root is `dir`, denying `dir/secret` and every `*.key` below `dir/keys`. */
+  function denyingGuard(dir: string): PathGuard {
+    const root = realpathSync(dir);
+    return {
+      entries: [
+        { path: root, reason: 'writable_root', rule: 'writable root' },
+        { path: join(root, 'secret'), reason: 'denied', rule: `denied by entry ${join(root, 'secret')}` },
+      ],
+      denyGlobs: [
+        {
+          pattern: `${root}/keys/**/*.key`,
+          source: `^${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/keys/(?:.*/)?[^/]*\\.key$`,
+          flags: '',
+        },
+      ],
+      deniedIdentities: [],
+    };
+  }
+  const sandboxed = (guard: PathGuard) => ({ sandboxed: true, guard });
+
+  // The sandbox could not mask these (they did not exist when it was set up): only this check stands.
+  it('refuses a denied file and a deny-glob match, however the request names them', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'secret'), 'denied content');
+    mkdirSync(join(dir, 'keys', 'deep'), { recursive: true });
+    writeFileSync(join(dir, 'keys', 'deep', 'id.key'), 'private key');
+    symlinkAt(join(dir, 'secret'), join(dir, 'alias'));
+    symlinkAt(join(dir, 'keys'), join(dir, 'k'));
+    const guard = denyingGuard(dir);
+    for (const [path, rule] of [
+      [join(dir, 'secret'), /denied by entry/],
+      [join(dir, 'alias'), /\(it is .*secret\): denied by entry/],
+      [join(dir, 'keys', 'deep', 'id.key'), /denied by glob/],
+      [join(dir, 'k', 'deep', 'id.key'), /\(it is .*keys\/deep\/id\.key\): denied by glob/],
+    ] as const) {
+      for (const method of ['fs/readFile', 'fs/readTextFile']) {
+        const error = await fails(method, { path: uri(path) }, sandboxed(guard));
+        expectKind(error, 'permission_denied', -32600);
+        expect(error.message, `${method} ${path}`).toMatch(rule);
+      }
+    }
+  });
+
+  it('still reads what the guard allows, through a symlink too', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'notes.txt'), 'notes');
+    mkdirSync(join(dir, 'keys'));
+    writeFileSync(join(dir, 'keys', 'id.pub'), 'public');
+    symlinkAt(join(dir, 'notes.txt'), join(dir, 'link'));
+    const guard = denyingGuard(dir);
+    for (const [name, text] of [
+      ['notes.txt', 'notes'],
+      ['link', 'notes'],
+      [join('keys', 'id.pub'), 'public'],
+    ] as const) {
+      const { data } = await ok('fs/readFile', { path: uri(join(dir, name)) }, sandboxed(guard));
+      expect(data?.toString(), name).toBe(text);
+    }
   });
 });

@@ -127,10 +127,17 @@ export function assertWritable(guard: PathGuard, physical: string, requested: st
   throw new FsError(decision.kind, `cannot write ${requested}${where}: ${decision.rule}`);
 }
 
+/** The rule denying `path` (at or below a denied entry or a deny glob: reads of it fail too), or null. */
+export function denialOf(guard: PathGuard, path: string, os: HostOs): string | null {
+  const glob = deniedByGlob(guard, path, os);
+  if (glob !== null) return `denied by glob ${glob.pattern}`;
+  const entry = decidingEntry(guard, path, os);
+  return entry?.reason === 'denied' ? entry.rule : null;
+}
+
 /** True when `path` is at or below a denied entry or a deny glob (reads of it must fail too). */
 export function isDeniedPath(guard: PathGuard, path: string, os: HostOs): boolean {
-  if (deniedByGlob(guard, path, os) !== null) return true;
-  return decidingEntry(guard, path, os)?.reason === 'denied';
+  return denialOf(guard, path, os) !== null;
 }
 
 /**
