@@ -39,7 +39,7 @@ import type { HelperRuntimeChoice } from './runner/runtime-choice.js';
 import { type PreparedSandbox, type SandboxCommand, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
 import { runOnLastSandbox } from './speculative-run.js';
-import { assertTrusted, assertTrustedCommand } from './trust-gate.js';
+import { assertTrusted, untrustedCommand } from './trust-gate.js';
 
 export interface BrokerOptions {
   /** Host OS rules for paths and backends (default: this host). */
@@ -254,7 +254,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     },
     async prepareCommand(sandbox, request) {
       try {
-        if (options.trusted === false) assertTrustedCommand();
+        if (options.trusted === false) throw untrustedCommand();
         const command: SandboxCommand = {
           argv: request.argv,
           cwd: request.cwd,

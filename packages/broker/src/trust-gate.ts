@@ -27,8 +27,8 @@ export function assertTrusted(request: ParsedRequest): void {
  * broker's user can), and what it will do cannot be judged from its argv: an untrusted broker
  * starts none.
  */
-export function assertTrustedCommand(): void {
-  throw new FsError(
+export function untrustedCommand(): FsError {
+  return new FsError(
     'untrusted_workspace',
     'refused: process/start runs a command, which can change files, and this broker runs for an untrusted workspace (only reads are allowed until it is trusted)',
   );

@@ -58,8 +58,8 @@ export interface OpenDirectoryOptions {
   physical?: string;
 }
 
-// The kernel marks the link of a directory that was removed after it was opened.
-const DELETED_SUFFIX = ' (deleted)';
+/** How the kernel marks the `/proc/self/fd/N` link of a file or directory removed after it was opened. */
+export const DELETED_SUFFIX = ' (deleted)';
 
 /** Opens the directory `access` names (following symlinks on the way unless `noFollow`). */
 export async function openDirectory(

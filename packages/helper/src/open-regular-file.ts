@@ -9,6 +9,7 @@ import {
   fsPathArg,
   type PathGuard,
 } from '@fs-sandbox/policy/core';
+import { DELETED_SUFFIX } from './directory-anchor.js';
 import { displayPath } from './display-path.js';
 import { describeFileType } from './file-kind.js';
 import { type FileHandle, lstat, open, readlink, realpathBytes, statfs } from './fs-async.js';
@@ -115,9 +116,6 @@ async function openFailure(
   }
   return fromOsError(error, shown, { noFollow: options.noFollow === true });
 }
-
-// The kernel marks the link of a file that was removed after it was opened.
-const DELETED_SUFFIX = ' (deleted)';
 
 /**
  * A denied path that did not exist when the sandbox was set up has no mask over it (bwrap cannot
