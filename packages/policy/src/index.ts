@@ -1,5 +1,6 @@
 /** The full policy API (zod schemas included). The helper imports `@fs-sandbox/policy/core` instead. */
 export * from './core.js';
+export * from './deep-freeze.js';
 export * from './env-allowlist.js';
 export * from './helper-params.js';
 export * from './method-table.js';

@@ -1,6 +1,7 @@
 import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
 import {
   buildSandboxPlan,
+  deepFreeze,
   FsError,
   type HostOs,
   type PathGuard,
@@ -282,12 +283,4 @@ export class SandboxRunner {
     const { ripgrepPath } = await this.deps.runtime();
     return ripgrepPath === null ? request : { ...request, ripgrep: ripgrepPath };
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

@@ -8,6 +8,7 @@ import {
   type ParsedParams,
   type WireResultOf,
 } from '../method-table.js';
+import { contextKeyOf, keepContext, keptContext } from './context-memo.js';
 import { sandboxContextSchema } from './sandbox-context.js';
 import { issueToFsError, safeParseOptions } from './serde-messages.js';
 
@@ -20,10 +21,30 @@ export function parseParams<M extends Method>(method: M, raw: unknown): ParsedPa
   if (!isMethod(method)) throw new FsError('invalid_request', `unknown method \`${String(method)}\``);
   assertShallow(raw, `${method} params`);
   const descriptor = METHOD_TABLE[method];
-  const result = (descriptor.params as z.ZodType).safeParse(raw, safeParseOptions(`${method} params`));
+  // A context parsed before is not parsed again (context-memo.ts); the rest of the params always is.
+  const contextKey =
+    declaresContext(descriptor.params) && isRecord(raw) && Object.hasOwn(raw, 'sandbox')
+      ? contextKeyOf(raw.sandbox)
+      : null;
+  const known = contextKey === null ? undefined : keptContext(contextKey);
+  const input = known === undefined ? raw : { ...(raw as Record<string, unknown>), sandbox: undefined };
+  const result = (descriptor.params as z.ZodType).safeParse(input, safeParseOptions(`${method} params`));
   if (!result.success) throw issueToFsError(result.error);
-  if ('checkBounds' in descriptor) (descriptor.checkBounds as (parsed: unknown) => void)(result.data);
-  return result.data as ParsedParams<M>;
+  const parsed = result.data as Record<string, unknown>;
+  if (known !== undefined) parsed.sandbox = known;
+  else if (contextKey !== null && parsed.sandbox != null)
+    parsed.sandbox = keepContext(contextKey, parsed.sandbox);
+  if ('checkBounds' in descriptor) (descriptor.checkBounds as (parsed: unknown) => void)(parsed);
+  return parsed as ParsedParams<M>;
+}
+
+/** Params whose schema has a `sandbox` field (the methods that act under a context). */
+function declaresContext(schema: unknown): boolean {
+  return (schema as { shape?: Record<string, unknown> }).shape?.sandbox !== undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
