@@ -14,6 +14,17 @@ export class ProtocolError extends Error {
 }
 
 const NEWLINE = 0x0a;
+/**
+ * A frame whose bytes are at most this many travels as one buffer: one write(2), so the reader
+ * wakes once and gets it in one read (two writes cost a warm 1 KiB read ~0.3 ms, one wake-up of
+ * each side more). Larger bytes stay a buffer of their own, never copied.
+ */
+const JOINED_MAX_BYTES = 64 * 1024;
+
+/** The JSON line and its raw bytes, as one buffer when small enough to copy. */
+function framed(line: Buffer, bytes: Buffer): Buffer[] {
+  return bytes.length <= JOINED_MAX_BYTES ? [Buffer.concat([line, bytes])] : [line, bytes];
+}
 
 /** Reads the optional `binary` header of a JSON line; null when there is none. */
 export function binaryHeaderOf(line: Record<string, unknown>): WireBinaryHeader | null {
@@ -57,7 +68,7 @@ export function encodeReply(reply: HelperReply): Buffer[] {
     payload: reply.payload,
     binary: { field, length: data.length },
   });
-  return [line, data];
+  return framed(line, data);
 }
 
 /**
@@ -73,7 +84,7 @@ export function encodeRequest(request: HelperRequest): Buffer[] {
   const bytes = params[field] as Uint8Array;
   const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const line = { ...request, params: { ...params, [field]: '' }, binary: { field, length: data.length } };
-  return [jsonLine(line), data];
+  return framed(jsonLine(line), data);
 }
 
 /** Splits complete wire bytes into the JSON line and the binary trailer it announces. */

@@ -21,6 +21,28 @@ describe('helper protocol framing', () => {
     expect(decodeReply(wire)).toEqual(reply);
   });
 
+  it('sends a small frame as one buffer (one write) and never copies large bytes', () => {
+    const reply = (data: Buffer): HelperReply => ({
+      status: 'ok',
+      payload: { operation: 'fs/readFile', response: { dataBase64: '' } },
+      binary: { field: 'dataBase64', data },
+    });
+    const small = encodeReply(reply(Buffer.alloc(64 * 1024, 1)));
+    expect(small).toHaveLength(1);
+    expect(decodeReply(small[0] as Buffer).status).toBe('ok');
+    const largeData = Buffer.alloc(64 * 1024 + 1, 2);
+    const large = encodeReply(reply(largeData));
+    expect(large).toHaveLength(2);
+    expect(large[1]).toBe(largeData);
+    const write = (bytes: number) =>
+      encodeRequest({
+        operation: 'fs/writeFile',
+        params: { path: '/x', dataBase64: new Uint8Array(bytes), mode: 'overwrite' },
+      });
+    expect(write(1024)).toHaveLength(1);
+    expect(write(64 * 1024 + 1)).toHaveLength(2);
+  });
+
   it('encodes plain replies as one JSON line', () => {
     const reply: HelperReply = {
       status: 'error',
