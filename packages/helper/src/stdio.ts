@@ -1,6 +1,7 @@
 import { readSync, writeSync } from 'node:fs';
 import { binaryHeaderOf, ProtocolError, parseJsonLine } from './framing.js';
 import { hasErrno } from './os-error.js';
+import type { WireBinaryHeader } from './protocol.js';
 
 /**
  * The program's stdin and stdout, with synchronous calls on the raw descriptors: process.stdin and
@@ -59,16 +60,8 @@ export function readRequest(fd: number, limit: number): Record<string, unknown> 
     chunks.push(piece);
   }
   const head = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-  const line = parseJsonLine(newlineAt === -1 ? head : head.subarray(0, newlineAt));
-  const rest = newlineAt === -1 ? Buffer.alloc(0) : head.subarray(newlineAt + 1);
-  const header = binaryHeaderOf(line);
-  if (header === null) {
-    requireOnlyWhitespace(rest);
-    return line;
-  }
-  if (newlineAt + 1 + header.length > limit)
-    throw new ProtocolError(`the request is larger than ${limit} bytes`);
-  if (rest.length > header.length) throw new ProtocolError('unexpected bytes after the binary payload');
+  const { line, header, rest } = requestHead(head, newlineAt, limit);
+  if (header === null) return line;
   const trailer = Buffer.allocUnsafe(header.length);
   rest.copy(trailer);
   for (let filled = rest.length; filled < trailer.length; ) {
@@ -79,6 +72,29 @@ export function readRequest(fd: number, limit: number): Record<string, unknown> 
     filled += count;
   }
   return { ...line, binary: { field: header.field, data: trailer } };
+}
+
+/**
+ * The request's JSON line and binary header from the bytes read up to its newline (at `newlineAt`,
+ * or -1 when stdin ended without one), with the trailer bytes that came with them. Apart from
+ * reading, the whole of taking a request in; the warm-up rehearses it on a request of its own.
+ */
+export function requestHead(
+  head: Buffer,
+  newlineAt: number,
+  limit: number,
+): { line: Record<string, unknown>; header: WireBinaryHeader | null; rest: Buffer } {
+  const line = parseJsonLine(newlineAt === -1 ? head : head.subarray(0, newlineAt));
+  const rest = newlineAt === -1 ? Buffer.alloc(0) : head.subarray(newlineAt + 1);
+  const header = binaryHeaderOf(line);
+  if (header === null) {
+    requireOnlyWhitespace(rest);
+    return { line, header, rest };
+  }
+  if (newlineAt + 1 + header.length > limit)
+    throw new ProtocolError(`the request is larger than ${limit} bytes`);
+  if (rest.length > header.length) throw new ProtocolError('unexpected bytes after the binary payload');
+  return { line, header, rest };
 }
 
 function requireOnlyWhitespace(bytes: Buffer): void {
