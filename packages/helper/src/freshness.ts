@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import { FsError, fsPathArg } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
 import { lstat } from './fs-async.js';
@@ -82,12 +82,8 @@ export function checkMountPoints(expected: readonly string[], mountinfo: string 
 
 /** Every mount point of this process's mount namespace, or null where there is no mount table. */
 export function readMountPoints(mountinfo: string = OWN_MOUNTINFO): Set<string> | null {
-  let text: string;
-  try {
-    text = readFileSync(mountinfo, 'utf8');
-  } catch {
-    return null;
-  }
+  const text = mountinfo === OWN_MOUNTINFO ? readOwnMountTable() : readOtherMountTable(mountinfo);
+  if (text === null) return null;
   const mounted = new Set<string>();
   for (const line of text.split('\n')) {
     // Fields: id, parent id, major:minor, root, mount point, ... (proc(5)).
@@ -95,6 +91,44 @@ export function readMountPoints(mountinfo: string = OWN_MOUNTINFO): Set<string> 
     if (field !== undefined) mounted.add(unescapeMountField(field));
   }
   return mounted;
+}
+
+/** Largest mount table read; a larger one counts as unreadable (the view cannot be proven current). */
+const MOUNT_TABLE_MAX_BYTES = 16 * 1024 * 1024;
+let ownMountTable: { fd: number; buffer: Buffer } | null = null;
+
+/**
+ * This process's mount table, through one descriptor kept from the first read: a read from offset
+ * 0 makes the kernel list the table as it is at that moment (a seq_file), and skips the open's
+ * walk through procfs, ~0.1 ms of every warm request. Null when it cannot be read.
+ */
+function readOwnMountTable(): string | null {
+  try {
+    ownMountTable ??= { fd: openSync(OWN_MOUNTINFO, 'r'), buffer: Buffer.allocUnsafe(64 * 1024) };
+    const table = ownMountTable;
+    let filled = 0;
+    for (;;) {
+      if (filled === table.buffer.length) {
+        if (filled * 2 > MOUNT_TABLE_MAX_BYTES) return null;
+        const larger = Buffer.allocUnsafe(filled * 2);
+        table.buffer.copy(larger);
+        table.buffer = larger;
+      }
+      const count = readSync(table.fd, table.buffer, filled, table.buffer.length - filled, filled);
+      if (count === 0) return table.buffer.toString('utf8', 0, filled);
+      filled += count;
+    }
+  } catch {
+    return null;
+  }
+}
+
+function readOtherMountTable(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
 }
 
 /**
