@@ -146,6 +146,21 @@ describe('fs/readFile', () => {
     }
   });
 
+  it('returns all of a file that grew by more than the first read past its size takes', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'growing');
+    writeFileSync(path, 'x'.repeat(100));
+    const file = await openRegularFile(path);
+    const grown = Buffer.alloc(2.5 * 1024 * 1024 + 3, 'y');
+    try {
+      appendFileSync(path, grown);
+      const data = await readOpenedFile(file, path, 4 * 1024 * 1024);
+      expect(data.equals(Buffer.concat([Buffer.from('x'.repeat(100)), grown]))).toBe(true);
+    } finally {
+      await file.handle.close();
+    }
+  });
+
   it('follows a symlink to a regular file when not sandboxed', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'target'), 'through the link');

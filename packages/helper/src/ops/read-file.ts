@@ -7,6 +7,7 @@ import { pathParam } from '../params.js';
 import { sizeText } from '../size-text.js';
 
 const GROWTH_CHUNK_BYTES = 1024 * 1024;
+const END_PROBE_BYTES = 1024;
 
 function tooLarge(path: string, detail: string): FsError {
   return new FsError(
@@ -55,8 +56,10 @@ export async function readOpenedFile(
   }
   const growth: Buffer[] = [];
   let total = filled;
-  for (;;) {
-    const chunk = Buffer.allocUnsafe(GROWTH_CHUNK_BYTES);
+  // The first read past the size almost always finds the end, so it gets a small buffer: a
+  // megabyte for it was an mmap of its own (and a munmap) in every read of a small file.
+  for (let chunkBytes = END_PROBE_BYTES; ; chunkBytes = GROWTH_CHUNK_BYTES) {
+    const chunk = Buffer.allocUnsafe(chunkBytes);
     const { bytesRead } = await file.handle.read(chunk, 0, chunk.length, total);
     if (bytesRead === 0) break;
     total += bytesRead;
