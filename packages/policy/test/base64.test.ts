@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decodeStrictBase64 } from '../src/base64.js';
-import { FsError } from '../src/error-kinds.js';
+import type { FsError } from '../src/error-kinds.js';
+import { thrownFsError } from './support/thrown.js';
 
 function failure(text: string): FsError {
-  try {
-    decodeStrictBase64(text, 'fs/writeFile', 'dataBase64');
-  } catch (error) {
-    expect(error).toBeInstanceOf(FsError);
-    return error as FsError;
-  }
-  throw new Error('expected a rejection');
+  return thrownFsError(() => decodeStrictBase64(text, 'fs/writeFile', 'dataBase64'));
 }
 
 describe('decodeStrictBase64', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FsError } from '../src/error-kinds.js';
 import { contextKeyOf } from '../src/schemas/context-memo.js';
 import { parseParams } from '../src/schemas/index.js';
+import { thrownFsError } from './support/thrown.js';
 
 let serial = 0;
 /** A context no other test has parsed (the memo is per process). */
@@ -22,15 +22,7 @@ function freshContext(entries: unknown[] = []): Record<string, unknown> {
 const contextOf = (sandbox: unknown) =>
   (parseParams('fs/readFile', { path: 'file:///memo/a', sandbox }) as { sandbox: unknown }).sandbox;
 
-function refusal(fn: () => unknown): FsError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(FsError);
-    return error as FsError;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = thrownFsError;
 
 describe('parsed sandbox contexts kept by their JSON text', () => {
   it('parses a context once: the same text gets the same frozen parse, equal to a parse of its own', () => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { FsError } from '../src/error-kinds.js';
 import { hasCwdDependentPermissions } from '../src/permissions/cwd-dependence.js';
 import { hasFullDiskRead, hasFullDiskWrite } from '../src/permissions/full-disk.js';
 import { readOnlyProfile, workspaceWriteProfile } from '../src/permissions/profiles.js';
@@ -13,16 +12,9 @@ import {
   special,
   unknownSpecial,
 } from './support/contexts.js';
+import { thrownFsError } from './support/thrown.js';
 
-function failure(fn: () => unknown): FsError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(FsError);
-    return error as FsError;
-  }
-  throw new Error('expected a rejection');
-}
+const failure = thrownFsError;
 
 function sandboxedEntries(result: ReturnType<typeof resolveSandboxContext>): unknown[] {
   if (

@@ -1,18 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { FsError } from '../src/error-kinds.js';
 import type { Method } from '../src/method-table.js';
 import { nativePathOf } from '../src/path-uri.js';
 import { parseParams, parseResult, parseSandboxContext } from '../src/schemas/index.js';
+import { thrownFsError } from './support/thrown.js';
 
-function failure(fn: () => unknown): FsError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(FsError);
-    return error as FsError;
-  }
-  throw new Error('expected a rejection');
-}
+const failure = thrownFsError;
 
 const restricted = (entries: unknown[]) => ({
   permissions: { type: 'managed', file_system: { type: 'restricted', entries }, network: 'restricted' },
