@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { METHOD_TABLE } from '../src/method-table.js';
 import { contextKeyOf } from '../src/schemas/context-memo.js';
 import { parseParams } from '../src/schemas/index.js';
+import { sandboxFieldSchema } from '../src/schemas/sandbox-context.js';
 import { thrownFsError } from './support/thrown.js';
 
 let serial = 0;
@@ -68,6 +70,19 @@ describe('parsed sandbox contexts kept by their JSON text', () => {
     first.path.path = Object(first.path.path);
     expect(JSON.stringify(boxed)).toBe(JSON.stringify(sandbox));
     expect(refusal(() => contextOf(boxed)).kind).toBe('invalid_params');
+  });
+
+  it('applies to every method that takes a context: each declares the one shared context field', () => {
+    const withContext = Object.entries(METHOD_TABLE).filter(
+      ([, descriptor]) =>
+        (descriptor.params as { shape?: { sandbox?: unknown } }).shape?.sandbox !== undefined,
+    );
+    expect(withContext.map(([method]) => method)).toContain('fs/readFile');
+    expect(withContext.map(([method]) => method)).toContain('process/start');
+    for (const [method, descriptor] of withContext) {
+      const field = (descriptor.params as { shape: { sandbox: unknown } }).shape.sandbox;
+      expect(field, method).toBe(sandboxFieldSchema);
+    }
   });
 
   it('keys only plain data, and nothing too large', () => {

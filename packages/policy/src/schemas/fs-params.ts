@@ -8,7 +8,7 @@ import {
   sha256HexSchema,
   u64Schema,
 } from './primitives.js';
-import { sandboxContextSchema } from './sandbox-context.js';
+import { sandboxFieldSchema } from './sandbox-context.js';
 
 /**
  * Params of every method (the method table, method-table.ts, says what each one is for). Every
@@ -18,7 +18,7 @@ import { sandboxContextSchema } from './sandbox-context.js';
  * Path params are parsed once here and stay taken apart (`requestPathSchema`).
  */
 
-const sandbox = sandboxContextSchema.nullish();
+const sandbox = sandboxFieldSchema;
 
 export const readFileParamsSchema = z.strictObject({ path: requestPathSchema, sandbox });
 

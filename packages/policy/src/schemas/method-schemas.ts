@@ -9,7 +9,7 @@ import {
   type WireResultOf,
 } from '../method-table.js';
 import { contextKeyOf, keepContext, keptContext } from './context-memo.js';
-import { sandboxContextSchema } from './sandbox-context.js';
+import { sandboxContextSchema, sandboxFieldSchema } from './sandbox-context.js';
 import { issueToFsError, safeParseOptions } from './serde-messages.js';
 
 /**
@@ -38,9 +38,9 @@ export function parseParams<M extends Method>(method: M, raw: unknown): ParsedPa
   return parsed as ParsedParams<M>;
 }
 
-/** Params whose schema has a `sandbox` field (the methods that act under a context). */
+/** Params whose `sandbox` field is the shared context schema (the methods that act under a context). */
 function declaresContext(schema: unknown): boolean {
-  return (schema as { shape?: Record<string, unknown> }).shape?.sandbox !== undefined;
+  return (schema as { shape?: Record<string, unknown> }).shape?.sandbox === sandboxFieldSchema;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

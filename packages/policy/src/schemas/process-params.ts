@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits.js';
 import { requestPathSchema } from './primitives.js';
-import { sandboxContextSchema } from './sandbox-context.js';
+import { sandboxFieldSchema } from './sandbox-context.js';
 
 /**
  * Params of the process methods, as the Codex exec-server's client sends them: `process/start` runs
@@ -33,7 +33,7 @@ export const processStartParamsSchema = z.strictObject({
   tty: z.boolean(),
   pipeStdin: z.boolean().default(false),
   arg0: z.string().nullish(),
-  sandbox: sandboxContextSchema.nullish(),
+  sandbox: sandboxFieldSchema,
   enforceManagedNetwork: z.boolean().default(false),
   managedNetwork: z.unknown().optional(),
   metadata: z.unknown().optional(),

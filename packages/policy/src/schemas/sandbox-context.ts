@@ -153,6 +153,11 @@ export const sandboxContextSchema = z.object({
   useLegacyLandlock: z.boolean().nullish(),
 });
 export type SandboxContext = z.output<typeof sandboxContextSchema>;
+/**
+ * The `sandbox` field of every method's params: one schema object, so the parse of a context kept
+ * by its text (context-memo.ts) is reused only where this very schema would have made it.
+ */
+export const sandboxFieldSchema = sandboxContextSchema.nullish();
 /** What a caller may write before defaults are applied (e.g. without `windowsSandboxLevel`). */
 export type SandboxContextInput = z.input<typeof sandboxContextSchema>;
 
