@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { METHOD_TABLE } from '../src/method-table.js';
 import { contextKeyOf } from '../src/schemas/context-memo.js';
-import { parseParams } from '../src/schemas/index.js';
+import { parseParams, parseSandboxContext } from '../src/schemas/index.js';
 import { sandboxFieldSchema } from '../src/schemas/sandbox-context.js';
 import { thrownFsError } from './support/thrown.js';
 
@@ -72,6 +72,56 @@ describe('parsed sandbox contexts kept by their JSON text', () => {
     expect(refusal(() => contextOf(boxed)).kind).toBe('invalid_params');
   });
 
+  it('keeps under a text only the parse of that text: a value that reads differently each time cannot plant another', () => {
+    const narrow = freshContext();
+    const wide = freshContext([{ path: { type: 'path', path: 'file:///memo-secret' }, access: 'write' }]);
+    const narrowParse = parseSandboxContext(structuredClone(narrow));
+    // A getter: the narrow context when read for the key, the wide one on every other read.
+    let reads = 0;
+    const params = { path: 'file:///memo/a' } as Record<string, unknown>;
+    Object.defineProperty(params, 'sandbox', {
+      enumerable: true,
+      get: () => {
+        reads += 1;
+        return structuredClone(reads === 2 ? narrow : wide);
+      },
+    });
+    const own = (parseParams('fs/readFile', params) as { sandbox: unknown }).sandbox;
+    expect(reads).toBeGreaterThanOrEqual(2);
+    expect(own).toEqual(narrowParse);
+    expect(contextOf(structuredClone(narrow))).toEqual(narrowParse);
+
+    // A proxy that passes every plain-data check, then answers the wide context's permissions.
+    const proxied = freshContext();
+    const proxiedParse = parseSandboxContext(structuredClone(proxied));
+    let gets = 0;
+    const permissionsOf = (target: Record<string, unknown>) => {
+      gets += 1;
+      return gets <= 1 ? target.permissions : wide.permissions;
+    };
+    const proxy = new Proxy(structuredClone(proxied), {
+      get: (target, key) => (key === 'permissions' ? permissionsOf(target) : Reflect.get(target, key)),
+    });
+    contextOf(proxy);
+    expect(contextOf(structuredClone(proxied))).toEqual(proxiedParse);
+  });
+
+  it("never freezes the caller's objects (an unknown special kind keeps its raw fields)", () => {
+    const options = { level: 1 };
+    const sandbox = freshContext([
+      { path: { type: 'special', value: { kind: 'from_a_newer_client', options } }, access: 'read' },
+    ]);
+    const text = JSON.stringify(sandbox);
+    contextOf(sandbox);
+    expect(Object.isFrozen(options)).toBe(false);
+    expect(Object.isFrozen(sandbox)).toBe(false);
+    // What the caller does with its objects afterwards does not reach the context kept for the text.
+    options.level = 2;
+    const kept = JSON.stringify(contextOf(JSON.parse(text)));
+    expect(kept).toContain('"level":1');
+    expect(kept).not.toContain('"level":2');
+  });
+
   it('applies to every method that takes a context: each declares the one shared context field', () => {
     const withContext = Object.entries(METHOD_TABLE).filter(
       ([, descriptor]) =>
@@ -94,6 +144,8 @@ describe('parsed sandbox contexts kept by their JSON text', () => {
     // biome-ignore lint/suspicious/noSparseArray: a hole is what is tested
     expect(contextKeyOf({ a: [1, , 3] })).toBeNull();
     expect(contextKeyOf(Object.assign([1], { extra: 2 }))).toBeNull();
+    // biome-ignore lint/suspicious/noSparseArray: a hole made up for by an extra key
+    expect(contextKeyOf(Object.assign([, 'x'], { extra: 2 }))).toBeNull();
     expect(contextKeyOf(new (class Box {})())).toBeNull();
     expect(contextKeyOf({ [Symbol('s')]: 1 })).toBeNull();
     expect(contextKeyOf({ a: 'x'.repeat(20_000) })).toBeNull();

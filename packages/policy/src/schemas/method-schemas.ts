@@ -22,12 +22,20 @@ export function parseParams<M extends Method>(method: M, raw: unknown): ParsedPa
   assertShallow(raw, `${method} params`);
   const descriptor = METHOD_TABLE[method];
   // A context parsed before is not parsed again (context-memo.ts); the rest of the params always is.
+  // The context is read once, for its key: what the schema then parses is that key's text, so what
+  // is kept under a key is always the parse of exactly that text.
   const contextKey =
-    declaresContext(descriptor.params) && isRecord(raw) && Object.hasOwn(raw, 'sandbox')
+    declaresContext(descriptor.params) && isPlainRecord(raw) && Object.hasOwn(raw, 'sandbox')
       ? contextKeyOf(raw.sandbox)
       : null;
   const known = contextKey === null ? undefined : keptContext(contextKey);
-  const input = known === undefined ? raw : { ...(raw as Record<string, unknown>), sandbox: undefined };
+  const input =
+    contextKey === null
+      ? raw
+      : {
+          ...(raw as Record<string, unknown>),
+          sandbox: known === undefined ? JSON.parse(contextKey) : undefined,
+        };
   const result = (descriptor.params as z.ZodType).safeParse(input, safeParseOptions(`${method} params`));
   if (!result.success) throw issueToFsError(result.error);
   const parsed = result.data as Record<string, unknown>;
@@ -43,8 +51,11 @@ function declaresContext(schema: unknown): boolean {
   return (schema as { shape?: Record<string, unknown> }).shape?.sandbox === sandboxFieldSchema;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** Params the spread above copies as the schema reads them: own properties of a plain object. */
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 /**
