@@ -1,4 +1,4 @@
-import { openSync, readFileSync, readSync, realpathSync } from 'node:fs';
+import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
 import { FsError, fsPathArg } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
 import { lstat } from './fs-async.js';
@@ -80,9 +80,24 @@ export function checkMountPoints(expected: readonly string[], mountinfo: string 
   }
 }
 
-/** Every mount point of this process's mount namespace, or null where there is no mount table. */
-export function readMountPoints(mountinfo: string = OWN_MOUNTINFO): Set<string> | null {
-  const text = mountinfo === OWN_MOUNTINFO ? readOwnMountTable() : readOtherMountTable(mountinfo);
+/**
+ * Largest mount table read: far above what the kernel's default limit of 100 000 mounts per
+ * namespace lists with paths of ordinary length. A larger one counts as unreadable.
+ */
+const MOUNT_TABLE_MAX_BYTES = 64 * 1024 * 1024;
+/** The kept read buffer's size; a larger table is read into a buffer of its own. */
+const KEPT_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * Every mount point of this process's mount namespace, or null where there is no mount table or
+ * it cannot be read whole (larger than `maxBytes`).
+ */
+export function readMountPoints(
+  mountinfo: string = OWN_MOUNTINFO,
+  maxBytes: number = MOUNT_TABLE_MAX_BYTES,
+): Set<string> | null {
+  const text =
+    mountinfo === OWN_MOUNTINFO ? readOwnMountTable(maxBytes) : readOtherMountTable(mountinfo, maxBytes);
   if (text === null) return null;
   const mounted = new Set<string>();
   for (const line of text.split('\n')) {
@@ -93,8 +108,24 @@ export function readMountPoints(mountinfo: string = OWN_MOUNTINFO): Set<string> 
   return mounted;
 }
 
-/** Largest mount table read; a larger one counts as unreadable (the view cannot be proven current). */
-const MOUNT_TABLE_MAX_BYTES = 16 * 1024 * 1024;
+/**
+ * The mount points a tree operation must neither cross nor remove. Where Linux has a mount table
+ * this cannot read, the operation is refused: run without it, a recursive remove would empty a
+ * directory of another file system before it failed on that mount point. Null only where the
+ * platform keeps no mount table here (macOS, Windows).
+ */
+export function treeMountPoints(
+  mountinfo: string = OWN_MOUNTINFO,
+  maxBytes: number = MOUNT_TABLE_MAX_BYTES,
+): ReadonlySet<string> | null {
+  const mounted = readMountPoints(mountinfo, maxBytes);
+  if (mounted !== null || process.platform !== 'linux') return mounted;
+  throw new FsError(
+    'permission_denied',
+    `cannot read the mount table ${mountinfo} (missing, unreadable or larger than ${maxBytes} bytes): the tree operation is refused rather than run without knowing its mount points`,
+  );
+}
+
 let ownMountTable: { fd: number; buffer: Buffer } | null = null;
 
 /**
@@ -102,32 +133,41 @@ let ownMountTable: { fd: number; buffer: Buffer } | null = null;
  * 0 makes the kernel list the table as it is at that moment (a seq_file), and skips the open's
  * walk through procfs, ~0.1 ms of every warm request. Null when it cannot be read.
  */
-function readOwnMountTable(): string | null {
+function readOwnMountTable(maxBytes: number): string | null {
   try {
-    ownMountTable ??= { fd: openSync(OWN_MOUNTINFO, 'r'), buffer: Buffer.allocUnsafe(64 * 1024) };
-    const table = ownMountTable;
-    let filled = 0;
-    for (;;) {
-      if (filled === table.buffer.length) {
-        if (filled * 2 > MOUNT_TABLE_MAX_BYTES) return null;
-        const larger = Buffer.allocUnsafe(filled * 2);
-        table.buffer.copy(larger);
-        table.buffer = larger;
-      }
-      const count = readSync(table.fd, table.buffer, filled, table.buffer.length - filled, filled);
-      if (count === 0) return table.buffer.toString('utf8', 0, filled);
-      filled += count;
-    }
+    ownMountTable ??= { fd: openSync(OWN_MOUNTINFO, 'r'), buffer: Buffer.allocUnsafe(KEPT_BUFFER_BYTES) };
+    return readWholeTable(ownMountTable.fd, ownMountTable.buffer, maxBytes);
   } catch {
     return null;
   }
 }
 
-function readOtherMountTable(path: string): string | null {
+function readOtherMountTable(path: string, maxBytes: number): string | null {
+  let fd: number | null = null;
   try {
-    return readFileSync(path, 'utf8');
+    fd = openSync(path, 'r');
+    return readWholeTable(fd, Buffer.allocUnsafe(KEPT_BUFFER_BYTES), maxBytes);
   } catch {
     return null;
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
+/** The table from offset 0 (a procfs file reports no size, so it is read until a read returns 0). */
+function readWholeTable(fd: number, first: Buffer, maxBytes: number): string | null {
+  let buffer = first;
+  let filled = 0;
+  for (;;) {
+    if (filled === buffer.length) {
+      if (filled >= maxBytes) return null;
+      const larger = Buffer.allocUnsafe(Math.min(filled * 2, maxBytes + 1));
+      buffer.copy(larger);
+      buffer = larger;
+    }
+    const count = readSync(fd, buffer, filled, buffer.length - filled, filled);
+    if (count === 0) return filled > maxBytes ? null : buffer.toString('utf8', 0, filled);
+    filled += count;
   }
 }
 

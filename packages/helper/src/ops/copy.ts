@@ -18,7 +18,7 @@ import { childPath } from '../child-path.js';
 import { type DirectoryAnchor, locateName, openDirectory } from '../directory-anchor.js';
 import { displayPath } from '../display-path.js';
 import { describeFileType } from '../file-kind.js';
-import { readMountPoints } from '../freshness.js';
+import { treeMountPoints } from '../freshness.js';
 import {
   type FileHandle,
   lstat,
@@ -304,7 +304,7 @@ async function copyTree(source: string, destination: string, options: CopyOption
   // Destination directories still open (closed on leave, or all at once if the copy fails).
   const open = new Set<DirectoryAnchor>();
   try {
-    const guard = new TreeGuard(options.guard, os, located.physical, readMountPoints());
+    const guard = new TreeGuard(options.guard, os, located.physical, treeMountPoints());
     guard.check(located.physical, destination, 'create', { entries: true, globs: true });
     const landing = (
       physical: string,

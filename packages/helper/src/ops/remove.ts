@@ -13,7 +13,7 @@ import {
 import { childPath } from '../child-path.js';
 import { type DirectoryAnchor, type LocatedName, locateName, openDirectory } from '../directory-anchor.js';
 import { displayPath } from '../display-path.js';
-import { readMountPoints } from '../freshness.js';
+import { treeMountPoints } from '../freshness.js';
 import { lstat, rmdir, stat, unlink } from '../fs-async.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
@@ -203,7 +203,7 @@ async function removeTree(located: LocatedName, name: string, options: RemoveOpt
  * meanwhile are checked as they are met.
  */
 export function removalSurvey(root: DirectoryAnchor, name: string, os: HostOs, guard: PathGuard | null) {
-  const mounts = readMountPoints();
+  const mounts = treeMountPoints();
   if (mounts?.has(root.physical)) {
     throw new FsError(
       'permission_denied',

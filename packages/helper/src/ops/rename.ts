@@ -10,7 +10,7 @@ import {
 } from '@fs-sandbox/policy/core';
 import { type LocatedName, locateName, openDirectory } from '../directory-anchor.js';
 import { displayPath } from '../display-path.js';
-import { readMountPoints } from '../freshness.js';
+import { treeMountPoints } from '../freshness.js';
 import { link, rename, unlink } from '../fs-async.js';
 import { listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';
@@ -86,7 +86,7 @@ export async function renameAt(
 
 /** A mount point of the sandbox (a mask, a read-only bind, another root) cannot be moved or replaced. */
 function refuseMountedName(physical: string, name: string, verb: string): void {
-  if (readMountPoints()?.has(physical)) {
+  if (treeMountPoints()?.has(physical)) {
     throw new FsError(
       'permission_denied',
       `cannot ${verb} ${displayPath(name)}: it is a mount point of the sandbox (a denied, read-only or protected path, or another writable root)`,
@@ -138,7 +138,7 @@ async function surveyTree(
   const { os, guard } = options;
   const root = await openDirectory(from.access, os, { noFollow: true, display: source });
   try {
-    const landing = new TreeGuard(guard, os, to.physical, readMountPoints());
+    const landing = new TreeGuard(guard, os, to.physical, treeMountPoints());
     const landingScope = landing.scope(to.physical, null);
     let skipsEntries = false;
     await removalSurvey(root, source, os, guard).walk(async (entry) => {
