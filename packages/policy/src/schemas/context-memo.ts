@@ -42,7 +42,7 @@ export function keptContext(key: string): unknown {
   return kept.get(key);
 }
 
-/** Keeps a context that just parsed from the value with this key; returns it frozen. */
+/** Keeps the parse of this key's text; returns it frozen. */
 export function keepContext<T>(key: string, parsed: T): T {
   const frozen = deepFreeze(parsed);
   if (kept.size >= KEPT_CONTEXTS) kept.delete(kept.keys().next().value as string);
