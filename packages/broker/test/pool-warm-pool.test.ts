@@ -27,7 +27,9 @@ const pools: WarmPool[] = [];
 const FAKE_HELPER = `
 const fs = require('fs');
 const started = Date.now();
-fs.writeFileSync(process.env.PID_DIR + '/' + process.pid, String(started));
+// Written aside and renamed: a test that lists the directory never reads a file not yet written.
+fs.writeFileSync(process.env.PID_DIR + '/' + process.pid + '.part', String(started));
+fs.renameSync(process.env.PID_DIR + '/' + process.pid + '.part', process.env.PID_DIR + '/' + process.pid);
 const chunks = [];
 process.stdin.on('data', (chunk) => chunks.push(chunk));
 process.stdin.on('end', () => {
@@ -108,7 +110,9 @@ function responseOf(reply: HelperReply): FakeResponse {
 }
 
 function pidsStarted(pidDir: string): number[] {
-  return readdirSync(pidDir).map(Number);
+  return readdirSync(pidDir)
+    .filter((name) => !name.endsWith('.part'))
+    .map(Number);
 }
 
 function isAlive(pid: number): boolean {
