@@ -59,18 +59,66 @@ export class ReplyPump implements ReplyOutput {
     }
   }
 
-  /** Writes one reply; false when the sink closed before its end. */
+  /**
+   * Writes one reply; false when the sink closed before its end. Parts smaller than
+   * `COALESCED_BYTES` are joined before they reach the sink: a small reply is a few parts (its JSON
+   * around a base64 value), and each write to a pipe or socket can wake the peer on its own, which
+   * costs it more than the copy. A larger part (a large read's base64 slice) goes to the sink as it
+   * is, never copied.
+   */
   private async write(parts: Iterable<Buffer>): Promise<boolean> {
     const iterator = parts[Symbol.iterator]();
+    const joined = new JoinedParts();
     let current = iterator.next();
     while (current.done !== true) {
-      if (this.sink.closed) return false;
       // One part of lookahead, so the sink knows which part ends the reply.
       const next = iterator.next();
-      const room = this.sink.write(current.value, next.done === true);
+      for (const [chunk, last] of chunksFor(current.value, next.done === true, joined)) {
+        if (this.sink.closed) return false;
+        if (!this.sink.write(chunk, last)) await this.sink.waitForRoom();
+      }
       current = next;
-      if (!room) await this.sink.waitForRoom();
     }
     return true;
+  }
+}
+
+/** What to write once `part` is pulled: nothing while small parts gather, else one or two chunks in order. */
+function chunksFor(part: Buffer, last: boolean, joined: JoinedParts): Array<[Buffer, boolean]> {
+  if (part.length < COALESCED_BYTES) {
+    joined.add(part);
+    return last || joined.bytes >= COALESCED_BYTES ? [[joined.take(), last]] : [];
+  }
+  return joined.holding
+    ? [
+        [joined.take(), false],
+        [part, last],
+      ]
+    : [[part, last]];
+}
+
+/** Below this size parts are joined into one write; at or above it a part is written as it is. */
+export const COALESCED_BYTES = 64 * 1024;
+
+/** Small parts waiting to be written as one buffer. */
+class JoinedParts {
+  private parts: Buffer[] = [];
+  bytes = 0;
+
+  get holding(): boolean {
+    return this.parts.length > 0;
+  }
+
+  add(part: Buffer): void {
+    this.parts.push(part);
+    this.bytes += part.length;
+  }
+
+  take(): Buffer {
+    const joined =
+      this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts, this.bytes);
+    this.parts = [];
+    this.bytes = 0;
+    return joined;
   }
 }

@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { LineSplitter } from './line-splitter.js';
-import { ReplyPump } from './reply-pump.js';
+import { COALESCED_BYTES, ReplyPump } from './reply-pump.js';
 import type { ReplyOutput, RpcConnection } from './rpc-connection.js';
 
 const NEWLINE = Buffer.from('\n');
@@ -22,8 +22,13 @@ export function serveStdio(
     let finished = false;
     const pump = new ReplyPump({
       write(part, last) {
-        output.write(part);
-        if (last) output.write(NEWLINE);
+        // A small reply and its newline are one write (one wake-up of the client); a large part is
+        // never copied to add one.
+        if (last && part.length < COALESCED_BYTES) output.write(Buffer.concat([part, NEWLINE]));
+        else {
+          output.write(part);
+          if (last) output.write(NEWLINE);
+        }
         return !output.writableNeedDrain;
       },
       async waitForRoom() {
