@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -34,6 +34,35 @@ describe('the mount table', () => {
     expect(() => checkMountPoints(['/tmp/ws'], path)).not.toThrow();
     expect(() => checkMountPoints(['/tmp/ws', '/tmp/gone'], path)).toThrow(/stale/);
     expect(() => checkMountPoints(['/tmp/ws'], join(path, 'missing'))).toThrow(/stale/);
+  });
+
+  it('reads the table again for every check, even where its last text passed', () => {
+    const path = table('/', '/tmp/ws');
+    const expected = ['/tmp/ws'];
+    expect(() => checkMountPoints(expected, path)).not.toThrow();
+    expect(() => checkMountPoints(expected, path)).not.toThrow();
+    writeFileSync(path, line(20, '/'));
+    expect(() => checkMountPoints(expected, path)).toThrow(/stale/);
+    writeFileSync(path, line(20, '/') + line(21, '/tmp/ws'));
+    expect(() => checkMountPoints(expected, path)).not.toThrow();
+    // The same text checked for another list is checked in full.
+    expect(() => checkMountPoints(['/tmp/ws', '/tmp/gone'], path)).toThrow(/stale/);
+  });
+
+  it('checks a mount found through a symlink in full every time, though the table is unchanged', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fs-sandbox-mount-link-'));
+    const target = join(dir, 'target');
+    const link = join(dir, 'link');
+    mkdirSync(target);
+    mkdirSync(join(dir, 'elsewhere'));
+    symlinkSync(target, link);
+    const path = table('/', target);
+    const expected = [link];
+    expect(() => checkMountPoints(expected, path)).not.toThrow();
+    // The table still lists the target; the symlink now leads somewhere that is no mount point.
+    rmSync(link);
+    symlinkSync(join(dir, 'elsewhere'), link);
+    expect(() => checkMountPoints(expected, path)).toThrow(/stale/);
   });
 
   it.skipIf(!isLinux)(
