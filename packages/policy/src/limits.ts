@@ -30,6 +30,16 @@ export const LIMITS = {
    * of data; a larger message is refused whole, naming this limit.
    */
   rpcMaxMessageBytes: 64 * 1024 * 1024,
+  /**
+   * Bytes of one native path (UTF-8 once decoded from its URI): Linux's PATH_MAX. No system call
+   * there takes a longer one, and every check that walks a path's components is bounded by it.
+   */
+  pathMaxBytes: 4096,
+  /**
+   * Entries of one sandbox policy (`file_system.entries`): building its sandbox weighs every path
+   * it mounts or masks against every entry.
+   */
+  policyMaxEntries: 256,
   /** Arrays and objects inside one method's params (the deepest real context nests 6 levels). */
   paramsMaxDepth: 64,
   /**

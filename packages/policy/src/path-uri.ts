@@ -1,7 +1,9 @@
 import { FsError } from './error-kinds.js';
 import type { HostOs } from './host-os.js';
+import { LIMITS } from './limits.js';
 import { formatNativePath, splitNativePath } from './native-path.js';
 import { decodePathBytes, encodePathBytes, hasLoneSurrogate } from './path-bytes.js';
+import { assertPathLength } from './request-bounds.js';
 
 /**
  * PathUri: every path on the wire is a `file:` URI. Parsing is strict because the
@@ -44,7 +46,19 @@ function invalid(message: string): FsError {
   return new FsError('invalid_params', `invalid URI: ${message}`);
 }
 
+/**
+ * Longest URI decoded at all: each byte of the longest native path percent-encoded, and room for
+ * the scheme, a host and `.`/`..` segments. Refused before any decoding, whatever it resolves to.
+ */
+const MAX_URI_CHARS = 3 * LIMITS.pathMaxBytes + 1024;
+
 function parse(input: string): ParsedPathUri {
+  if (input.length > MAX_URI_CHARS) {
+    throw new FsError(
+      'invalid_params',
+      `path URI is ${input.length} characters long; at most ${MAX_URI_CHARS} are allowed (a native path of at most ${LIMITS.pathMaxBytes} bytes)`,
+    );
+  }
   const scheme = SCHEME.exec(input);
   if (!scheme) throw invalid('relative URL without a base');
   const name = (scheme[1] as string).toLowerCase();
@@ -86,6 +100,11 @@ function parse(input: string): ParsedPathUri {
     if (segment === '..') segments.pop();
     else segments.push(segment);
   }
+  const bytes = segments.reduce(
+    (sum, segment) => sum + 1 + Buffer.byteLength(segment, 'utf8'),
+    host.length + 2,
+  );
+  assertPathLength(bytes, input);
   return { host, drive, segments };
 }
 

@@ -63,3 +63,12 @@ export function assertHandleIdLength(handleId: string): void {
     );
   }
 }
+
+/** A native path within `LIMITS.pathMaxBytes`; `shown` names it in the error (its start only). */
+export function assertPathLength(bytes: number, shown: string): void {
+  if (bytes <= LIMITS.pathMaxBytes) return;
+  throw new FsError(
+    'invalid_params',
+    `path is ${bytes} bytes long; at most ${LIMITS.pathMaxBytes} bytes are allowed: ${shown.slice(0, 64)}…`,
+  );
+}

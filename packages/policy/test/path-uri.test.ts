@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FsError } from '../src/error-kinds.js';
+import { LIMITS } from '../src/limits.js';
 import { nativeToPathUri, parsePathUri, pathUriToNative } from '../src/path-uri.js';
 
 function rejection(fn: () => unknown): { kind: string; message: string } {
@@ -184,5 +185,29 @@ describe('nativeToPathUri', () => {
       const uri = parsePathUri(`file:///d/x%${hex}y`);
       expect(nativeToPathUri(pathUriToNative(uri, 'linux'), 'linux')).toBe(uri);
     }
+  });
+});
+
+describe('path length', () => {
+  const pathOf = (bytes: number) => `/${'a/'.repeat((bytes - 2) / 2)}b`;
+
+  it('takes a path up to the limit once decoded, however it was spelled, and refuses a longer one', () => {
+    const longest = pathOf(LIMITS.pathMaxBytes - 2);
+    expect(pathUriToNative(`file://${longest}`, 'linux')).toBe(longest);
+    // Percent-encoded, the same path is three times as long as a URI and still taken.
+    const encoded = `file://${longest.replace(/a/g, '%61')}`;
+    expect(pathUriToNative(encoded, 'linux')).toBe(longest);
+    expect(rejection(() => pathUriToNative(`file://${pathOf(LIMITS.pathMaxBytes + 2)}`, 'linux'))).toEqual({
+      kind: 'invalid_params',
+      message: expect.stringMatching(/^path is \d+ bytes long; at most 4096 bytes are allowed/),
+    });
+  });
+
+  it('refuses a URI far longer than any path it could name before decoding it', () => {
+    expect(rejection(() => parsePathUri(`file:///${'a/'.repeat(1_000_000)}`)).message).toMatch(
+      /^path URI is 2000008 characters long; at most \d+ are allowed/,
+    );
+    // What `..` would shorten it to does not matter: it is never decoded.
+    expect(rejection(() => parsePathUri(`file:///${'a/../'.repeat(10_000)}b`)).kind).toBe('invalid_params');
   });
 });

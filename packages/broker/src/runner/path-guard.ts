@@ -1,6 +1,7 @@
 import type { BigIntStats } from 'node:fs';
 import {
   decodePathBytes,
+  formatNativePath,
   type GuardEntry,
   type GuardReason,
   globToRegExp,
@@ -173,16 +174,19 @@ function readSmallRegularFile(path: string): string | null {
  * On Windows this also turns 8.3 short names into the long ones the helper's realpath reports.
  */
 export function realOrSelf(path: string, os: HostOs): string {
-  const missing: string[] = [];
-  for (let current: string | null = path; current !== null; ) {
+  const split = splitNativePath(os, path);
+  if (split === null) return path;
+  // Split once: the prefixes are cut from its segments, so a path of many missing components costs
+  // one formatting per step, not another split of the whole path.
+  const { root, segments } = split;
+  for (let kept = segments.length; kept >= 0; kept--) {
+    const current =
+      kept === segments.length ? path : formatNativePath(os, { root, segments: segments.slice(0, kept) });
     try {
       const real = decodePathBytes(host.realpath(current));
-      return missing.length === 0 ? real : joinPath(os, real, ...missing.reverse());
+      return kept === segments.length ? real : joinPath(os, real, ...segments.slice(kept));
     } catch {
-      const name = splitNativePath(os, current)?.segments.at(-1);
-      if (name === undefined) return path;
-      missing.push(name);
-      current = parentPath(os, current);
+      // Missing (or not resolvable): try its parent.
     }
   }
   return path;

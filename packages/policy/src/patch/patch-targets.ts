@@ -1,5 +1,6 @@
 import type { HostOs } from '../host-os.js';
 import { isAbsoluteNative, joinPath, normalizeNativePath } from '../native-path.js';
+import { assertPathLength } from '../request-bounds.js';
 import type { PatchHunk } from './parse-patch.js';
 
 /** A hunk with its paths resolved: native, absolute, lexically normalised. */
@@ -15,8 +16,15 @@ export interface PatchTargetOf {
  * all name the same file; the helper then checks each one physically where it acts.
  */
 export function resolvePatchTargets(hunks: readonly PatchHunk[], cwd: string, os: HostOs): PatchTargetOf[] {
-  const resolve = (path: string) =>
-    isAbsoluteNative(os, path) ? (normalizeNativePath(os, path) ?? path) : joinPath(os, cwd, path);
+  const resolve = (path: string) => {
+    // The name as written is bounded before it is resolved, and what it resolves to after.
+    assertPathLength(Buffer.byteLength(path, 'utf8'), path);
+    const resolved = isAbsoluteNative(os, path)
+      ? (normalizeNativePath(os, path) ?? path)
+      : joinPath(os, cwd, path);
+    assertPathLength(Buffer.byteLength(resolved, 'utf8'), resolved);
+    return resolved;
+  };
   return hunks.map((hunk) => ({
     hunk,
     path: resolve(hunk.path),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from '../limits.js';
 import { pathUriSchema, u64Schema } from './primitives.js';
 import type { UnknownFieldParams } from './serde-messages.js';
 
@@ -112,7 +113,9 @@ export type FileSystemEntry = z.output<typeof fileSystemEntrySchema>;
 export const managedFileSystemSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('restricted'),
-    entries: z.array(fileSystemEntrySchema),
+    entries: z.array(fileSystemEntrySchema).max(LIMITS.policyMaxEntries, {
+      message: `a sandbox policy may hold at most ${LIMITS.policyMaxEntries} file_system entries`,
+    }),
     glob_scan_max_depth: u64Schema.nullish(),
   }),
   z.object({ type: z.literal('unrestricted') }),
