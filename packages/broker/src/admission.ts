@@ -9,11 +9,19 @@ import type { Route } from './routing.js';
  * a sandboxed one is a managed profile the platform sandbox will confine.
  */
 export function admitRequest<M extends HelperMethod>(request: ParsedRequest<M>, os: HostOs): unknown {
-  const admit = descriptorOf(request.method).admit as
+  return admitOperation(request.method, request.helper.params, request.route, os);
+}
+
+/**
+ * The same decision for one method's parsed params under a route: a batch asks it of each of its
+ * operations, under the batch's one route, so an operation is admitted exactly as it would be alone.
+ */
+export function admitOperation(method: HelperMethod, params: unknown, route: Route, os: HostOs): unknown {
+  const admit = descriptorOf(method).admit as
     | ((params: unknown, scope: PatchPolicyScope, os: HostOs) => unknown)
     | undefined;
   if (admit === undefined) return null;
-  return admit(request.helper.params, scopeOf(request.route), os);
+  return admit(params, scopeOf(route), os);
 }
 
 function scopeOf(route: Route): PatchPolicyScope {

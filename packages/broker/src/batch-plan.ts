@@ -14,6 +14,9 @@ import {
   toWireError,
 } from '@fs-sandbox/policy';
 
+import { admitOperation } from './admission.js';
+import type { Route } from './routing.js';
+
 type HelperOperation = HelperParamsOf<'fs/batch'>['operations'][number];
 
 interface PendingOperation {
@@ -32,11 +35,16 @@ export class BatchPlan {
   private readonly outcomes: Array<BatchOutcome | undefined>;
   private pending: PendingOperation[] = [];
 
-  constructor(operations: HelperParamsOf<'fs/batch'>['operations'], os: HostOs) {
+  constructor(operations: HelperParamsOf<'fs/batch'>['operations'], route: Route, os: HostOs) {
     this.outcomes = operations.map(() => undefined);
     for (const [index, { method, params }] of operations.entries()) {
       try {
-        this.pending.push({ index, ...planOperation(index, method, params, os) });
+        const planned = planOperation(index, method, params, os);
+        // The method's own decision first, as alone (a patch's safety assessment): its answer,
+        // such as `needs_approval`, is the slot's result and the operation is not sent.
+        const answered = admitOperation(planned.method, planned.parsedParams, route, os);
+        if (answered !== null) this.outcomes[index] = { result: answered as Record<string, unknown> };
+        else this.pending.push({ index, paths: planned.paths, operation: planned.operation });
       } catch (error) {
         this.outcomes[index] = { error: toWireError(error) };
       }
@@ -86,7 +94,7 @@ function planOperation(
   method: string,
   params: Record<string, unknown>,
   os: HostOs,
-): { paths: TouchedPath[]; operation: HelperOperation } {
+): { method: HelperMethod; paths: TouchedPath[]; operation: HelperOperation; parsedParams: unknown } {
   if (!isHelperMethod(method) || !isExposedMethod(method) || method === 'fs/batch') {
     throw new FsError(
       'invalid_params',
@@ -104,5 +112,10 @@ function planOperation(
   const helperParams = { ...(parsed.params as Record<string, unknown>) };
   // The client's base64, which parsing has just found strict: passed on as sent, not re-encoded.
   if (binary !== undefined) helperParams[binary] = { base64: params[binary] as string };
-  return { paths: parsed.paths, operation: { method, params: helperParams } };
+  return {
+    method,
+    paths: parsed.paths,
+    operation: { method, params: helperParams },
+    parsedParams: parsed.params,
+  };
 }

@@ -177,7 +177,9 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       const answered = admitRequest(request, os);
       if (answered !== null)
         return { result: answered as ResultOf<M>, info: { sandboxed: false, backend: null } };
-      const batch = isBatch(request) ? new BatchPlan(request.helper.params.operations, os) : null;
+      const batch = isBatch(request)
+        ? new BatchPlan(request.helper.params.operations, request.route, os)
+        : null;
       // A batch pre-checks each operation on its own: a refused one is answered, the rest still run.
       const prechecked = (check: (paths: readonly TouchedPath[]) => void): void =>
         batch === null ? check(request.paths) : batch.refuse(check);

@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FsError, nativeToPathUri } from '@fs-sandbox/policy';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BatchPlan } from '../src/batch-plan.js';
 import { createBroker } from '../src/broker.js';
+import type { Route } from '../src/routing.js';
 import { tempScopesOf } from '../src/runner/temp-cleanup.js';
 
 /** One slot of a batch's results, as the tests read it. */
@@ -24,6 +25,7 @@ function tempDir(): string {
 }
 const uri = (path: string) => nativeToPathUri(path, 'linux');
 const batchRequest = { operation: 'fs/batch' as const, params: { operations: [] } };
+const UNSANDBOXED: Route = { kind: 'in-process', reason: 'absent' };
 
 describe('BatchPlan', () => {
   it('parses each operation against its own method, answering the bad ones in their slots', () => {
@@ -37,6 +39,7 @@ describe('BatchPlan', () => {
         { method: 'fs/readFile', params: { pth: 'file:///w/a' } },
         { method: 'fs/writeFile', params: { path: 'file:///w/b', dataBase64: 'aGk=' } },
       ],
+      UNSANDBOXED,
       'linux',
     );
     const request = plan.request(batchRequest);
@@ -72,6 +75,7 @@ describe('BatchPlan', () => {
         { method: 'fs/readFile', params: { path: 'file:///w/a' } },
         { method: 'fs/remove', params: { path: 'file:///etc/x' } },
       ],
+      UNSANDBOXED,
       'linux',
     );
     plan.refuse((paths) => {
@@ -95,6 +99,7 @@ describe('BatchPlan', () => {
         { method: 'fs/readFile', params: { path: 'file:///r/x' } },
         { method: 'fs/rename', params: { sourcePath: 'file:///w/s', destinationPath: 'file:///w/d' } },
       ],
+      UNSANDBOXED,
       'linux',
     );
     const request = plan.request(batchRequest);
@@ -124,6 +129,35 @@ describe('fs/batch and the trust gate through the broker (in-process)', () => {
       expect(results[1]).toEqual({ result: {} });
       expect(results[2]).toMatchObject({ error: { data: { errorKind: 'not_found' } } });
       expect(readFileSync(join(dir, 'b'), 'utf8')).toBe('B');
+    } finally {
+      await broker.close();
+    }
+  });
+
+  it('admits a patch inside a batch exactly as alone: its approval answer fills its slot and nothing is written', async () => {
+    const dir = tempDir();
+    const broker = createBroker({ pool: false });
+    const patch = (name: string) => `*** Begin Patch\n*** Add File: ${join(dir, name)}\n+x\n*** End Patch`;
+    const asked = (name: string) => ({
+      patch: patch(name),
+      cwd: uri(dir),
+      approvalPolicy: 'unless-trusted' as const,
+    });
+    try {
+      const alone = await broker.call('fs/applyPatch', asked('alone'));
+      expect(alone).toMatchObject({ status: 'needs_approval' });
+      const { results } = await broker.call('fs/batch', {
+        operations: [
+          { method: 'fs/applyPatch', params: asked('batched') },
+          { method: 'fs/writeFile', params: { path: uri(join(dir, 'written')), dataBase64: 'Qg==' } },
+        ],
+      });
+      expect(alone.changes).toEqual([{ kind: 'add', path: join(dir, 'alone') }]);
+      expect(results[0]).toEqual({
+        result: { ...alone, changes: [{ kind: 'add', path: join(dir, 'batched') }] },
+      });
+      expect(results[1]).toEqual({ result: {} });
+      expect(readdirSync(dir).sort()).toEqual(['written']);
     } finally {
       await broker.close();
     }
