@@ -155,6 +155,25 @@ describe('connection close clean-up (real process, real bwrap)', () => {
     expect(helpersOfThisTest()).toEqual([]);
   });
 
+  it('one SIGTERM stops a server whose client leaves its replies unread', async () => {
+    const file = join(dir, 'data', 'unread.bin');
+    await writeFile(file, Buffer.alloc(8 * 1024 * 1024, 7));
+    const served = ServeProcess.start();
+    await served.handshake();
+    // The client stops reading: what the server writes backs up in the pipe and in its stdout.
+    served.child.stdout.pause();
+    for (let id = 1; id <= 8; id++) {
+      served.send(
+        JSON.stringify({ id, method: 'fs/readFile', params: { path: pathToFileURL(file).href, sandbox } }),
+      );
+    }
+    await waitFor(() => descendantsOf(served.pid).some(isSandboxHelper), 'a sandboxed helper to start');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+    await waitFor(() => helpersOfThisTest().length === 0, 'orphaned helpers to disappear', 5_000);
+  });
+
   it('end of stdin finishes accepted requests, answers them, then exits with nothing left', async () => {
     const served = ServeProcess.start();
     await served.handshake();

@@ -158,8 +158,12 @@ async function serve(flags: ServeFlags, deps: CliDeps): Promise<void> {
   server.addStatsSource('pool', () => broker.poolStats());
 
   let stopped: () => void = () => undefined;
+  let signalled = false;
   const stop = new Promise<void>((resolve) => {
-    stopped = resolve;
+    stopped = () => {
+      signalled = true;
+      resolve();
+    };
   });
   const onStatsSignal = () => printStats(server, deps);
   process.on('SIGUSR1', onStatsSignal);
@@ -189,4 +193,9 @@ async function serve(flags: ServeFlags, deps: CliDeps): Promise<void> {
   }
   // stdin may still hold the event loop open after a signal; nothing else is left to do.
   (deps.io.stdin as Readable).destroy();
+  // So may a reply a client never read: a write pending on stdout keeps the process alive for as
+  // long as nobody reads (destroying process.stdout does not cancel it). Asked to stop by a signal,
+  // with everything else closed, the server exits and drops what is unread; at the end of input it
+  // never gets here before every reply was written.
+  if (signalled && deps.io.stdout === process.stdout) process.exit(process.exitCode ?? EXIT.ok);
 }
