@@ -1,8 +1,8 @@
 import { isErrorKind } from '@fs-sandbox/policy';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildFixture, type Fixture } from './fixtures/conformance/fixture-tree.js';
-import { ensureBuilt, ServeProcess, type WireReply } from './fixtures/conformance/serve-process.js';
+import { describe, expect, it } from 'vitest';
+import type { WireReply } from './fixtures/conformance/serve-process.js';
+import { useServedFixture } from './fixtures/conformance/served-fixture.js';
 
 /**
  * Mistyped and hostile requests for every method, against the real program and the real broker
@@ -27,20 +27,7 @@ const METHODS = [
   'fs/close',
 ];
 
-let fixture: Fixture;
-let served: ServeProcess;
-
-beforeAll(async () => {
-  ensureBuilt();
-  fixture = await buildFixture();
-  served = ServeProcess.start();
-  await served.handshake();
-});
-
-afterAll(async () => {
-  expect(await served.stop()).toBe(0);
-  await fixture.cleanup();
-});
+const session = useServedFixture();
 
 function expectWellFormed(reply: WireReply): void {
   if (reply.error === undefined) {
@@ -68,7 +55,7 @@ describe('property: hostile requests against the real broker', () => {
       .string({ maxLength: 30 })
       .map((text) => (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(text) ? `x${text}` : text));
     const path = fc.oneof(
-      fc.constantFrom(...inside).map((relative) => fixture.uri(relative)),
+      fc.constantFrom(...inside).map((relative) => session.fixture.uri(relative)),
       notAUri,
       fc.constantFrom(
         'file:',
@@ -87,8 +74,8 @@ describe('property: hostile requests against the real broker', () => {
       fc.constant(null),
       fc
         .constantFrom('readOnly', 'workspaceWrite', 'denySub', 'globRead', 'empty')
-        .map((name) => fixture.contexts[name as 'readOnly']),
-      fc.constant(fixture.contexts.projectRoots(false)),
+        .map((name) => session.fixture.contexts[name as 'readOnly']),
+      fc.constant(session.fixture.contexts.projectRoots(false)),
       fc.jsonValue({ maxDepth: 3 }),
       fc.record({
         permissions: fc.jsonValue({ maxDepth: 2 }),
@@ -135,12 +122,12 @@ describe('property: hostile requests against the real broker', () => {
         async (requests) => {
           const ids = requests.map(({ method, params: p }) => {
             const id = next++;
-            served.send(JSON.stringify({ id, method, params: p }));
+            session.served.send(JSON.stringify({ id, method, params: p }));
             return id;
           });
-          for (const id of ids) expectWellFormed(await served.replyFor(id));
-          const probe = await served.request('fs/readFile', {
-            path: fixture.uri('ro/hello.txt'),
+          for (const id of ids) expectWellFormed(await session.served.replyFor(id));
+          const probe = await session.served.request('fs/readFile', {
+            path: session.fixture.uri('ro/hello.txt'),
             sandbox: null,
           });
           expect(probe.result).toEqual({ dataBase64: 'aGVsbG8gc2FuZGJveAo=' });
@@ -148,7 +135,7 @@ describe('property: hostile requests against the real broker', () => {
       ),
       { numRuns: 60 },
     );
-    expect(served.child.exitCode).toBeNull();
-    expect(served.stderr).toBe('');
+    expect(session.served.child.exitCode).toBeNull();
+    expect(session.served.stderr).toBe('');
   });
 });

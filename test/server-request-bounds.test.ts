@@ -1,8 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { LIMITS } from '@fs-sandbox/policy';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildFixture, type Fixture } from './fixtures/conformance/fixture-tree.js';
-import { ensureBuilt, ServeProcess } from './fixtures/conformance/serve-process.js';
+import { describe, expect, it } from 'vitest';
+import { useServedFixture } from './fixtures/conformance/served-fixture.js';
 
 /**
  * Requests that used to pin the server's CPU (a path of half a million components; a policy of
@@ -11,26 +10,13 @@ import { ensureBuilt, ServeProcess } from './fixtures/conformance/serve-process.
  * serving; nothing is written that the same patch alone would not write.
  */
 
-let fixture: Fixture;
-let served: ServeProcess;
-
-beforeAll(async () => {
-  ensureBuilt();
-  fixture = await buildFixture();
-  served = ServeProcess.start();
-  await served.handshake();
-});
-
-afterAll(async () => {
-  expect(await served.stop()).toBe(0);
-  await fixture.cleanup();
-});
+const session = useServedFixture();
 
 /** The server still answers a plain request on the same connection. */
 async function stillServing(): Promise<void> {
-  const reply = await served.request('fs/getMetadata', {
-    path: fixture.uri('ro/hello.txt'),
-    sandbox: fixture.contexts.readOnly,
+  const reply = await session.served.request('fs/getMetadata', {
+    path: session.fixture.uri('ro/hello.txt'),
+    sandbox: session.fixture.contexts.readOnly,
   });
   expect(reply.result).toMatchObject({ isFile: true });
 }
@@ -38,17 +24,19 @@ async function stillServing(): Promise<void> {
 describe('bounded requests through serve', () => {
   it('refuses a path longer than the native limit before walking it, then keeps serving', async () => {
     for (const components of [500_000, LIMITS.pathMaxBytes / 2]) {
-      const reply = await served.request('fs/readFile', {
-        path: fixture.uri(`rw/${'a/'.repeat(components)}`),
-        sandbox: fixture.contexts.workspaceWrite,
+      const reply = await session.served.request('fs/readFile', {
+        path: session.fixture.uri(`rw/${'a/'.repeat(components)}`),
+        sandbox: session.fixture.contexts.workspaceWrite,
       });
       expect(reply.error?.data.errorKind).toBe('invalid_params');
       expect(reply.error?.message).toMatch(/at most \d+ (bytes|are allowed)/);
     }
     // Just under the limit: walked, and not found.
-    const under = await served.request('fs/readFile', {
-      path: fixture.uri(`rw/${'a/'.repeat(Math.floor((LIMITS.pathMaxBytes - fixture.root.length) / 2) - 8)}`),
-      sandbox: fixture.contexts.workspaceWrite,
+    const under = await session.served.request('fs/readFile', {
+      path: session.fixture.uri(
+        `rw/${'a/'.repeat(Math.floor((LIMITS.pathMaxBytes - session.fixture.root.length) / 2) - 8)}`,
+      ),
+      sandbox: session.fixture.contexts.workspaceWrite,
     });
     expect(under.error?.data.errorKind).toBe('not_found');
     await stillServing();
@@ -57,11 +45,11 @@ describe('bounded requests through serve', () => {
   it('refuses a policy of more entries than the limit, then keeps serving', async () => {
     for (const count of [100_000, LIMITS.policyMaxEntries + 1]) {
       const entries = Array.from({ length: count }, (_, index) => ({
-        path: { type: 'path', path: fixture.uri(`rw/denied-${index}`) },
+        path: { type: 'path', path: session.fixture.uri(`rw/denied-${index}`) },
         access: 'deny',
       }));
-      const reply = await served.request('fs/getMetadata', {
-        path: fixture.uri('ro/hello.txt'),
+      const reply = await session.served.request('fs/getMetadata', {
+        path: session.fixture.uri('ro/hello.txt'),
         sandbox: {
           permissions: {
             type: 'managed',
@@ -77,13 +65,13 @@ describe('bounded requests through serve', () => {
   });
 
   it('refuses a patch naming a path longer than the limit', async () => {
-    const reply = await served.request('fs/applyPatch', {
+    const reply = await session.served.request('fs/applyPatch', {
       patch: `*** Begin Patch\n*** Add File: ${'b/'.repeat(LIMITS.pathMaxBytes)}x\n+x\n*** End Patch`,
-      cwd: fixture.uri('rw'),
-      sandbox: fixture.contexts.workspaceWrite,
+      cwd: session.fixture.uri('rw'),
+      sandbox: session.fixture.contexts.workspaceWrite,
     });
     expect(reply.error?.data.errorKind).toBe('invalid_params');
-    expect(existsSync(fixture.native('rw/b'))).toBe(false);
+    expect(existsSync(session.fixture.native('rw/b'))).toBe(false);
   });
 });
 
@@ -92,15 +80,15 @@ describe('fs/applyPatch inside fs/batch through serve', () => {
     const patch = (name: string) => `*** Begin Patch\n*** Add File: ${name}\n+x\n*** End Patch`;
     const params = (name: string, sandbox: unknown) => ({
       patch: patch(name),
-      cwd: fixture.uri('rw'),
+      cwd: session.fixture.uri('rw'),
       approvalPolicy: 'unless-trusted',
       sandbox,
     });
-    for (const sandbox of [fixture.contexts.workspaceWrite, null]) {
-      const alone = await served.request('fs/applyPatch', params('alone', sandbox));
+    for (const sandbox of [session.fixture.contexts.workspaceWrite, null]) {
+      const alone = await session.served.request('fs/applyPatch', params('alone', sandbox));
       expect(alone.result).toMatchObject({ status: 'needs_approval' });
       const { sandbox: _, ...inner } = params('batched', sandbox);
-      const batch = await served.request('fs/batch', {
+      const batch = await session.served.request('fs/batch', {
         operations: [{ method: 'fs/applyPatch', params: inner }],
         sandbox,
       });
@@ -109,13 +97,13 @@ describe('fs/applyPatch inside fs/batch through serve', () => {
           {
             result: {
               ...(alone.result as object),
-              changes: [{ kind: 'add', path: fixture.native('rw/batched') }],
+              changes: [{ kind: 'add', path: session.fixture.native('rw/batched') }],
             },
           },
         ],
       });
     }
-    expect(readdirSync(fixture.native('rw')).filter((name) => !name.startsWith('.'))).toEqual([
+    expect(readdirSync(session.fixture.native('rw')).filter((name) => !name.startsWith('.'))).toEqual([
       'dangling-out',
       'dirlink-out',
     ]);
