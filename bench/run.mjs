@@ -6,6 +6,9 @@
 //     sandboxed 512 MiB read with the server's peak memory;
 //   - helper start-to-reply against `node -e 0`;
 //   - 100 × 1 KiB reads as one fs/batch vs 100 sequential warm fs/readFile vs 100 concurrent.
+//   - awaited reads (lib/awaited-reads.mjs): a fresh broker's 50 sandboxed reads, each awaited
+//     before the next, with no yield and with a setImmediate between, beside the spaced warm read,
+//     with the pool's hit rate;
 //   - node and Bun helpers side by side (lib/runtimes.mjs): cold, warm spaced and back-to-back 1 KiB
 //     reads through the library and through serve, a burst of 32 through serve with the pool on and
 //     off, 64 MiB through serve, peak RSS per warm helper; with --peer codex, the reference Codex
@@ -21,6 +24,8 @@
 //                                   the same interleaved rounds, as `readFile cold/warm (baseline)`
 //   node bench/run.mjs [rounds] --runtimes-only
 //                                   only the node-vs-Bun comparison
+//   node bench/run.mjs [rounds] --awaited-only
+//                                   only the awaited reads (rounds / 4 runs of 50 per runtime and mode)
 //   node bench/run.mjs [rounds] --peer codex        (also with --runtimes-only; pnpm bench --peer codex)
 //                                   adds the reference Codex exec-server (`codex exec-server --listen
 //                                   stdio`, the @openai/codex version of test/package.json, installed
@@ -35,6 +40,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { resolveHelperRuntime } from '@fs-sandbox/broker';
+import { formatAwaitedReads, measureAwaitedReads } from './lib/awaited-reads.mjs';
 import { formatBatchReads, measureBatchReads } from './lib/batch-read.mjs';
 import { assertSandboxes, codexVersion, locateCodex, startCodex } from './lib/codex-peer.mjs';
 import { createFixture, sandboxFor } from './lib/fixture.mjs';
@@ -55,6 +61,7 @@ const { values: flags, positionals } = (() => {
       options: {
         baseline: { type: 'string' },
         'runtimes-only': { type: 'boolean' },
+        'awaited-only': { type: 'boolean' },
         peer: { type: 'string' },
       },
       allowPositionals: true,
@@ -66,6 +73,7 @@ const { values: flags, positionals } = (() => {
 })();
 const baselineDir = flags.baseline ?? null;
 const runtimesOnly = flags['runtimes-only'] === true;
+const awaitedOnly = flags['awaited-only'] === true;
 if (flags.peer !== undefined && flags.peer !== 'codex') {
   console.error(`bench/run.mjs: --peer knows only codex, not ${flags.peer}`);
   process.exit(2);
@@ -114,7 +122,22 @@ async function measureRuntimesWithPeer() {
   }
 }
 
+/** Runs of 50 awaited reads per runtime and mode: each run is 50 samples already. */
+const awaitedRounds = Math.max(3, Math.round(rounds / 4));
+
 try {
+  if (awaitedOnly) {
+    step(`awaited reads (${awaitedRounds} rounds)`);
+    const awaited = await measureAwaitedReads(fixture, sandbox, helperRuntimes, awaitedRounds);
+    console.log(formatAwaitedReads(awaited));
+    meta.loadAfter = loadavg();
+    console.log(
+      `load before ${meta.loadBefore.map((x) => x.toFixed(2)).join(' ')}, after ${meta.loadAfter.map((x) => x.toFixed(2)).join(' ')}`,
+    );
+    mkdirSync(resultsDir, { recursive: true });
+    writeFileSync(`${resultsDir}awaited.json`, `${JSON.stringify({ meta, awaited }, null, 2)}\n`);
+    process.exit(0);
+  }
   if (runtimesOnly) {
     step(`helper runtimes${withCodex ? ' and the Codex exec-server' : ''} (${rounds} rounds)`);
     const runtimes = await measureRuntimesWithPeer();
@@ -147,6 +170,9 @@ try {
   step('100 × 1 KiB reads: one fs/batch, sequential, concurrent');
   const batchReads = await measureBatchReads(fixture, sandbox, Math.max(5, Math.round(rounds / 4)));
 
+  step(`awaited reads (${awaitedRounds} rounds)`);
+  const awaited = await measureAwaitedReads(fixture, sandbox, helperRuntimes, awaitedRounds);
+
   step(`helper runtimes${withCodex ? ' and the Codex exec-server' : ''} (${rounds} rounds)`);
   const runtimes = await measureRuntimesWithPeer();
 
@@ -155,6 +181,7 @@ try {
   meta.loadAfter = loadavg();
   console.log(formatReport(meta, raw, summary));
   console.log(formatBatchReads(batchReads));
+  console.log(`\n${formatAwaitedReads(awaited)}`);
   console.log(`\nHelper runtimes (sandboxed, same run)\n${formatRuntimes(runtimes)}`);
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(
@@ -171,6 +198,7 @@ try {
         largeRead512MiB: huge,
         helperStart: summary.start,
         batchReads: { summary: batchReads.summary, ratios: batchReads.ratios },
+        awaitedReads: awaited,
         helperRuntimes: runtimes,
         samples: { latency: latency.samples, largeRead64MiB: large.samples, helperStart: start },
       },

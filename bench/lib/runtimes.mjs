@@ -5,7 +5,7 @@ import { createBroker } from '@fs-sandbox/broker';
 import { uri, writePatternFile } from './fixture.mjs';
 import { ServeClient } from './server-client.mjs';
 import { helperProcesses, machineQuiet, spareReady } from './settle.mjs';
-import { summarize } from './stats.mjs';
+import { rotated, summarize } from './stats.mjs';
 import { WarmFloor } from './warm-floor.mjs';
 
 export const BURST = 32;
@@ -16,11 +16,6 @@ const SPACING_MS = 150;
 const LARGE = 64 * 1024 * 1024;
 
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-/** `items` rotated by `round`, so every subject takes every place in the order in turn. */
-const rotated = (items, round) => [
-  ...items.slice(round % items.length),
-  ...items.slice(0, round % items.length),
-];
 
 /**
  * node and Bun helpers side by side, and the reference Codex exec-server (`peer`, a handshaken

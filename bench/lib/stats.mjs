@@ -25,3 +25,8 @@ export function seededShuffle(items, seed) {
   }
   return copy;
 }
+
+/** `items` rotated by `round`, so every subject takes every place in the order in turn. */
+export function rotated(items, round) {
+  return [...items.slice(round % items.length), ...items.slice(0, round % items.length)];
+}

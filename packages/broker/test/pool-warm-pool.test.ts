@@ -155,6 +155,16 @@ describe('warm pool', () => {
     expect(pool.stats().spawned).toBe(6);
   });
 
+  it('serves awaited back-to-back calls from spares after the first two, with no yield between them', async () => {
+    const pool = newPool();
+    const launch = await fakeLaunch();
+    // Each call is sent as soon as the one before resolves, before any setImmediate runs: the
+    // second finds no spare and runs cold, and the refill the first reply decided on must still
+    // happen while it runs.
+    for (let i = 0; i < 12; i++) responseOf(await pool.launch(launch, request(), {}));
+    expect(pool.stats()).toMatchObject({ hits: 10, misses: 2, staleRetries: 0 });
+  });
+
   it('keys spares by the exact launch (argv and environment)', async () => {
     const pool = newPool({ perKey: 1 });
     const a = await fakeLaunch();

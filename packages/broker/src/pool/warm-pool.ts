@@ -48,10 +48,12 @@ export class WarmPool implements ProcessOwner {
    */
   private readonly surge = new Map<string, number>();
   /**
-   * Requests per shape running cold right now because no spare was left. While any does, that
-   * shape is not refilled: the requests of a burst are all on their way already, so a spare
-   * started then (with its warm-up work) would only compete for the CPUs their own helpers need,
-   * measurably slowing the burst below the pool-off figure. The last of them to finish refills.
+   * Requests per shape running cold right now because no spare was left. A reply that comes while
+   * any still runs schedules no refill: the requests of a burst are all on their way already, so a
+   * spare started then (with its warm-up work) would only compete for the CPUs their own helpers
+   * need, measurably slowing the burst below the pool-off figure. The last of them to finish
+   * refills. A cold run that starts after a reply (the caller's next awaited call) is no burst and
+   * does not hold back the refill that reply scheduled.
    */
   private readonly coldRuns = new Map<string, number>();
   private readonly live = new Set<HelperProcess>();
@@ -81,7 +83,10 @@ export class WarmPool implements ProcessOwner {
         ? await this.runColdCounted(key, launch, request, options)
         : await this.runWarm(spare.helper, key, launch, request, options);
     // Only after a real reply: a launch that cannot even start would make every spare die too.
-    setImmediate(() => this.refill(key, launch));
+    // Whether to refill is decided now, the spawn itself runs after the reply is delivered: a
+    // caller awaiting its calls back to back sends the next one before a setImmediate runs, and
+    // that call, cold for want of a spare, would otherwise block every refill after it.
+    if (!this.coldRuns.has(key)) setImmediate(() => this.refill(key, launch));
     return reply;
   };
 
@@ -190,7 +195,7 @@ export class WarmPool implements ProcessOwner {
     shape.lastUsed = performance.now();
     this.shapes.set(key, shape);
     const target = Math.min(this.options.size, this.options.perKey + (this.surge.get(key) ?? 0));
-    while (!this.closed && !this.coldRuns.has(key) && shape.spares.length < target) {
+    while (!this.closed && shape.spares.length < target) {
       if (this.warmCount >= this.options.size && !this.evictOtherThan(key)) break;
       try {
         this.addSpare(shape, key, launch);
