@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ServeProcess, type WireReply } from './fixtures/conformance/serve-process.js';
 import { codexBinary } from './support/codex-binary.js';
 import { sandboxContext, uri } from './support/pool.js';
+import { startReferenceExecServer } from './support/reference-exec-server.js';
 
 /**
  * The same process/* sequence, live, against `fs-sandbox serve --listen stdio` and the reference
@@ -37,12 +37,7 @@ type Peer = 'reference' | 'ours' | 'ours under bwrap';
 
 function startPeer(peer: Peer): ServeProcess {
   if (peer !== 'reference') return ServeProcess.start([], { cwd: work });
-  const child = spawn(REFERENCE as string, ['exec-server', '--listen', 'stdio'], {
-    cwd: work,
-    env: { PATH: '/usr/bin:/bin', CODEX_HOME: join(dir, 'codex-home') },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  return new ServeProcess(child);
+  return startReferenceExecServer(work, join(dir, 'codex-home'));
 }
 
 /** What is compared of one reply: a result as it is, an error by code, message and `data.kind`. */

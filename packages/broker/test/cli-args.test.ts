@@ -731,6 +731,7 @@ describe('human output of ls -l, stat, walk, mkdir and --json', () => {
       maxEntries: 50_000,
       followDirectorySymlinks: false,
       pruneHiddenDirectories: false,
+      includeSymlinks: true,
     });
     expect(run.stdout).toBe('b/\nb/c\\x1b]0;x\\x07\nz.txt\n');
     expect(run.stderr).toContain(`fs-sandbox: walk: ${PROJECT}/t/locked: Permission denied\n`);

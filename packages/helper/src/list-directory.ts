@@ -20,6 +20,11 @@ export interface Listing {
   truncated: boolean;
 }
 
+/** The order every listing is given in: by the names' bytes, as `ls` sorts in the C locale. */
+export function byNameBytes(a: ListedEntry, b: ListedEntry): number {
+  return Buffer.compare(a.bytes, b.bytes);
+}
+
 function typeOf(dirent: Dirent<Buffer> | Stats): EntryType {
   if (dirent.isSymbolicLink()) return 'symlink';
   if (dirent.isDirectory()) return 'directory';

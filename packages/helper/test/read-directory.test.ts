@@ -32,6 +32,20 @@ describe('fs/readDirectory', () => {
     ]);
   });
 
+  it("answers sorted by the names' bytes, whatever order the directory keeps them in", async () => {
+    const dir = tempDir();
+    for (const name of ['sub-b', '.env', 'b.txt', 'B', 'a.txt', '_x']) writeFileSync(join(dir, name), '');
+    const { response } = await ok('fs/readDirectory', { path: uri(dir) });
+    expect((response.entries as Entry[]).map((entry) => entry.fileName)).toEqual([
+      '.env',
+      'B',
+      '_x',
+      'a.txt',
+      'b.txt',
+      'sub-b',
+    ]);
+  });
+
   it('follows symlinks for the flags and leaves out dangling ones', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'f'), 'x');

@@ -81,31 +81,42 @@ describe('fs/walk', () => {
     expect(result.truncated).toBe(true);
   });
 
-  it('lists links as links unless following directory symlinks, and then never loops', async () => {
+  it('leaves links out unless following directory symlinks (as the reference), and then never loops', async () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'real'));
     writeFileSync(join(dir, 'real', 'f'), '');
     symlinkAt('real', join(dir, 'link-dir'));
     symlinkAt('real/f', join(dir, 'link-file'));
     symlinkAt('..', join(dir, 'real', 'up'));
-    expect(relative(dir, await walk(dir))).toEqual([
+    expect(relative(dir, await walk(dir))).toEqual(['d:real', 'f:real/f']);
+    const followed = await walk(dir, { followDirectorySymlinks: true });
+    // link-dir is the same directory as real (entered once); real/up is the root itself; a link to
+    // a file is never followed, so it is left out.
+    expect(relative(dir, followed)).toEqual(['d:link-dir', 'd:real', 'f:link-dir/f', 'd:link-dir/up']);
+    expect(followed.truncated).toBe(false);
+  });
+
+  it('lists the links it does not follow as links with includeSymlinks', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'real'));
+    writeFileSync(join(dir, 'real', 'f'), '');
+    symlinkAt('real', join(dir, 'link-dir'));
+    symlinkAt('real/f', join(dir, 'link-file'));
+    symlinkAt('..', join(dir, 'real', 'up'));
+    expect(relative(dir, await walk(dir, { includeSymlinks: true }))).toEqual([
       's:link-dir',
       's:link-file',
       'd:real',
       'f:real/f',
       's:real/up',
     ]);
-    const followed = await walk(dir, { followDirectorySymlinks: true });
-    // link-dir is the same directory as real (entered once); real/up is the root itself; a link to
-    // a file is never followed.
-    expect(relative(dir, followed)).toEqual([
+    expect(relative(dir, await walk(dir, { includeSymlinks: true, followDirectorySymlinks: true }))).toEqual([
       'd:link-dir',
       's:link-file',
       'd:real',
       'f:link-dir/f',
       'd:link-dir/up',
     ]);
-    expect(followed.truncated).toBe(false);
   });
 
   it.skipIf(!isPosix)('leaves out FIFOs and other special files (POSIX only)', async () => {
@@ -127,15 +138,18 @@ describe('fs/walk', () => {
     ]);
   });
 
-  it('lists a link that leads nowhere (a loop, a dangling link) as a link, not as a failure', async () => {
+  it('takes a link that leads nowhere (a loop, a dangling link) as a link, not as a failure', async () => {
     const dir = tempDir();
     symlinkAt('loop', join(dir, 'loop'));
     symlinkAt('missing', join(dir, 'dangling'));
     writeFileSync(join(dir, 'z'), '');
     for (const followDirectorySymlinks of [false, true]) {
       const result = await walk(dir, { followDirectorySymlinks });
-      expect(relative(dir, result)).toEqual(['s:dangling', 's:loop', 'f:z']);
+      expect(relative(dir, result)).toEqual(['f:z']);
       expect(result.errors).toEqual([]);
+      const listed = await walk(dir, { followDirectorySymlinks, includeSymlinks: true });
+      expect(relative(dir, listed)).toEqual(['s:dangling', 's:loop', 'f:z']);
+      expect(listed.errors).toEqual([]);
     }
   });
 

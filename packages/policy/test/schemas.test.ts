@@ -235,6 +235,7 @@ describe('parseParams', () => {
     expect(parseParams('fs/walk', { path: 'file:///w', options }).options).toEqual({
       ...options,
       pruneHiddenDirectories: false,
+      includeSymlinks: false,
     });
     const e = failure(() =>
       parseParams('fs/walk', { path: 'file:///w', options: { ...options, maxDepth: 65 } }),
@@ -257,6 +258,7 @@ describe('parseParams', () => {
       maxEntries: 50000,
       followDirectorySymlinks: false,
       pruneHiddenDirectories: false,
+      includeSymlinks: false,
     };
     expect(parseParams('fs/walk', { path: 'file:///w' }).options).toEqual(widest);
     expect(parseParams('fs/walk', { path: 'file:///w', options: null }).options).toEqual(widest);

@@ -71,6 +71,7 @@ export function registerWalkCommand(program: Command, deps: CliDeps): void {
           maxEntries: LIMITS.walkMaxEntries,
           followDirectorySymlinks: false,
           pruneHiddenDirectories: false,
+          includeSymlinks: true,
         };
         const result = await broker.call('fs/walk', { path: uri(path), options, sandbox }, { timeoutMs });
         if (flags.json) {

@@ -28,7 +28,11 @@ const excludePatterns = z.array(z.string()).optional().default([]);
 async function walkBelow(root: string, scope: McpScope): Promise<TreeWalkEntry[]> {
   const { os } = scope.directories;
   const rootNative = scope.directories.nativePath(root);
-  const walk = await scope.call('fs/walk', { path: scope.directories.uri(root) });
+  // Links stay in the listing (as the reference's readdir shows them), typed as files.
+  const walk = await scope.call('fs/walk', {
+    path: scope.directories.uri(root),
+    options: { includeSymlinks: true },
+  });
   const failure = walk.errors[0];
   if (failure !== undefined)
     throw new FsError('io_error', `${pathUriToNative(failure.path, os)}: ${failure.message}`);

@@ -3,7 +3,7 @@ import type { HelperParamsOf, HelperResultOf } from '@fs-sandbox/policy';
 import { assertWalkLimits, fsPathArg, type HostOs, LIMITS, nativeToPathUri } from '@fs-sandbox/policy/core';
 import { childPath } from '../child-path.js';
 import { lstat, stat } from '../fs-async.js';
-import { type ListedEntry, listDirectory } from '../list-directory.js';
+import { byNameBytes, type ListedEntry, listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';
 import { fromOsError } from '../os-error.js';
 import { pathParam, requiredBoolean, requiredCount, requiredObject } from '../params.js';
@@ -74,16 +74,14 @@ async function factsOf(path: string, listed: ListedEntry['type']): Promise<Entry
   }
 }
 
-function byName(a: ListedEntry, b: ListedEntry): number {
-  return Buffer.compare(a.bytes, b.bytes);
-}
-
 /**
  * Breadth-first walk below `root`, names sorted by their bytes, bounded by the caller's limits and
  * LIMITS.walkMaxResponseBytes (`truncated` says a limit cut it short). Symlinked directories are
- * only entered with `followDirectorySymlinks`; every other link is listed as a `symlink` entry
- * (never followed, never dropped). Every directory is entered at most once by device/inode, so link
- * cycles (and looping mounts) end.
+ * only entered with `followDirectorySymlinks`. Every other link (to a file, dangling, looping, or to
+ * a directory not followed) is left out, as the reference does: its client knows two entry kinds,
+ * `file` and `directory`, and one more would fail the whole reply there. `includeSymlinks` asks for
+ * those links as `symlink` entries instead. Every directory is entered at most once by
+ * device/inode, so link cycles (and looping mounts) end.
  */
 export async function walkAt(root: string, options: WalkOptions, os: HostOs): Promise<WalkResult> {
   const collector = new WalkCollector(os);
@@ -102,7 +100,7 @@ export async function walkAt(root: string, options: WalkOptions, os: HostOs): Pr
     try {
       const listing = await listDirectory(visit.path, LIMITS.readDirectoryMaxEntries);
       if (listing.truncated) collector.result.truncated = true;
-      listed = listing.entries.sort(byName);
+      listed = listing.entries.sort(byNameBytes);
     } catch (error) {
       if (!collector.error(visit.path, error)) return collector.result;
       continue;
@@ -118,14 +116,16 @@ export async function walkAt(root: string, options: WalkOptions, os: HostOs): Pr
       try {
         facts = await factsOf(path, entry.type);
       } catch (error) {
-        // A dangling (or unreadable) link is still a link: listed as one, not as a failure.
-        const listedAs =
-          entry.type === 'symlink' ? collector.entry(path, 'symlink') : collector.error(path, error);
-        if (!listedAs) return collector.result;
+        // A dangling (or unreadable) link is still a link, not a failure: left out, or listed as one.
+        if (entry.type === 'symlink') {
+          if (options.includeSymlinks && !collector.entry(path, 'symlink')) return collector.result;
+          continue;
+        }
+        if (!collector.error(path, error)) return collector.result;
         continue;
       }
       if (facts.isSymlink && !(options.followDirectorySymlinks && facts.isDirectory)) {
-        if (!collector.entry(path, 'symlink')) return collector.result;
+        if (options.includeSymlinks && !collector.entry(path, 'symlink')) return collector.result;
         continue;
       }
       if (!facts.isDirectory && !facts.isFile) continue;
@@ -154,6 +154,7 @@ function parseWalkOptions(raw: Record<string, unknown>): WalkOptions {
     maxEntries: requiredCount(raw, 'maxEntries'),
     followDirectorySymlinks: requiredBoolean(raw, 'followDirectorySymlinks'),
     pruneHiddenDirectories: requiredBoolean(raw, 'pruneHiddenDirectories'),
+    includeSymlinks: requiredBoolean(raw, 'includeSymlinks'),
   };
   assertWalkLimits(options);
   return options;

@@ -146,6 +146,11 @@ export const walkOptionsSchema = z.strictObject({
   maxEntries: walkBoundSchema(LIMITS.walkMaxEntries),
   followDirectorySymlinks: optionalFlagSchema(false),
   pruneHiddenDirectories: optionalFlagSchema(false),
+  /**
+   * Extension: list the links the walk does not follow as `kind: "symlink"`. Off by default, since
+   * the reference leaves them out and its client decodes only `file` and `directory`.
+   */
+  includeSymlinks: optionalFlagSchema(false),
 });
 
 export const walkParamsSchema = z.strictObject({

@@ -68,7 +68,10 @@ export const readDirectoryResultSchema = z.object({
   truncated: z.literal(true).optional(),
 });
 
-/** `symlink`: a link the walk did not follow (any link not followed into a directory), listed rather than dropped. */
+/**
+ * `symlink` only with the `includeSymlinks` option: a link the walk did not follow (any link not
+ * followed into a directory), listed rather than left out.
+ */
 export const walkEntrySchema = z.object({ path: z.string(), kind: z.enum(['file', 'directory', 'symlink']) });
 export const walkErrorSchema = z.object({ path: z.string(), message: z.string() });
 export const walkResultSchema = z.object({
