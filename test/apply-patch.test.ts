@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, REPO } from './support/build.js';
-import { runCli } from './support/cli.js';
+import { personPath, runCli } from './support/cli.js';
 import { codexBinary } from './support/codex-binary.js';
 import { startDirLinkToggler } from './support/dir-link-toggler.js';
 
@@ -182,7 +182,7 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-const env = () => ({ PATH: '/usr/local/bin:/usr/bin:/bin', TMPDIR: join(base, 'tmp') });
+const env = () => ({ PATH: personPath(), TMPDIR: join(base, 'tmp') });
 
 async function ours(dir: string, patch: string, flags: string[] = []) {
   mkdirSync(join(base, 'tmp'), { recursive: true });

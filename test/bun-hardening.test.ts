@@ -11,7 +11,7 @@ import {
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_BIN, ensureBuilt } from './support/build.js';
-import { runCli } from './support/cli.js';
+import { personPath, runCli } from './support/cli.js';
 import { HELPER_RUNTIMES } from './support/helper-runtimes.js';
 
 /**
@@ -54,7 +54,7 @@ afterAll(() => {
 });
 
 const env = (): Record<string, string> => ({
-  PATH: '/usr/local/bin:/usr/bin:/bin',
+  PATH: personPath(),
   FS_SANDBOX_HELPER_RUNTIME: 'bun',
   // Bun reads extra command-line flags from BUN_OPTIONS: the allowlist must keep it out.
   BUN_OPTIONS: `--preload=${join(ws, 'preload.js')}`,

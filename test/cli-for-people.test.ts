@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
-import { type CliRun, runCli } from './support/cli.js';
+import { type CliRun, personPath, runCli } from './support/cli.js';
 
 /**
  * The human verbs through the real CLI and sandbox, checked on the real host afterwards: they are
@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 const env = (extra: Record<string, string> = {}) => ({
-  PATH: '/usr/local/bin:/usr/bin:/bin',
+  PATH: personPath(),
   TMPDIR: tmp,
   ...extra,
 });

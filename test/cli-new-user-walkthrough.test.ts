@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, REPO } from './support/build.js';
-import { runCli } from './support/cli.js';
+import { personPath, runCli } from './support/cli.js';
 
 /**
  * A new user's first session, as a script: they `cd` into a small project and use the CLI the way
@@ -35,7 +35,7 @@ afterAll(async () => {
 
 /** The person's shell: inside the project, a plain PATH, nothing else. */
 const fsSandbox = (args: string[], input?: string) =>
-  runCli(args, { user: 'root', env: { PATH: '/usr/local/bin:/usr/bin:/bin' }, cwd: project, input });
+  runCli(args, { user: 'root', env: { PATH: personPath() }, cwd: project, input });
 
 /** The umask this process (and so the CLI it starts) has, from the kernel. */
 function currentUmask(): number {
@@ -120,21 +120,36 @@ describe('a new user, in their project directory', () => {
     expect(summary).toMatch(/network\s+none/);
   });
 
-  it.skipIf(process.env.FS_SANDBOX_SETUP_LINKED !== '1')(
-    'runs `fs-sandbox` from PATH after the README set-up (scripts/test.sh sets FS_SANDBOX_SETUP_LINKED)',
-    () => {
-      // A person's login shell: the system PATH with the link directory, not the PATH pnpm gives
-      // this test (whose node_modules/.bin would answer first).
-      const PATH = `${process.env.FS_SANDBOX_LINK_DIR ?? '/usr/local/bin'}:/usr/bin:/bin`;
-      const onPath = execFileSync('sh', ['-c', 'command -v fs-sandbox'], {
-        encoding: 'utf8',
-        env: { PATH },
-      }).trim();
-      expect(existsSync(onPath)).toBe(true);
-      expect(realpathSync(onPath)).toBe(realpathSync(join(REPO, 'packages/broker/bin/fs-sandbox.js')));
-      expect(execFileSync(onPath, ['--version'], { encoding: 'utf8', env: { PATH } }).trim()).toMatch(
-        /^\d+\.\d+\.\d+$/,
-      );
-    },
-  );
+  it('runs `fs-sandbox` from PATH after the set-up links it (scripts/link-cli.sh, run by setup.sh)', async () => {
+    // The set-up's link step, into a directory of this test's own: /usr/local/bin, its default, is
+    // shared by every clone on the machine. A person's login shell then has that directory on PATH.
+    const linkDir = join(base, 'bin');
+    await mkdir(linkDir);
+    execFileSync('bash', [join(REPO, 'scripts/link-cli.sh')], {
+      env: { PATH: '/usr/bin:/bin', FS_SANDBOX_LINK_DIR: linkDir },
+    });
+    const PATH = `${linkDir}:/usr/bin:/bin`;
+    const onPath = execFileSync('sh', ['-c', 'command -v fs-sandbox'], {
+      encoding: 'utf8',
+      env: { PATH },
+    }).trim();
+    expect(onPath).toBe(join(linkDir, 'fs-sandbox'));
+    expect(realpathSync(onPath)).toBe(realpathSync(join(REPO, 'packages/broker/bin/fs-sandbox.js')));
+    expect(execFileSync('fs-sandbox', ['--version'], { encoding: 'utf8', env: { PATH } }).trim()).toMatch(
+      /^\d+\.\d+\.\d+$/,
+    );
+    // Run again, the link of ours is re-pointed, not refused; a real file there is left alone.
+    execFileSync('bash', [join(REPO, 'scripts/link-cli.sh')], {
+      env: { PATH: '/usr/bin:/bin', FS_SANDBOX_LINK_DIR: linkDir },
+    });
+    expect(realpathSync(onPath)).toBe(realpathSync(join(REPO, 'packages/broker/bin/fs-sandbox.js')));
+    const other = join(base, 'bin-other');
+    await mkdir(other);
+    await writeFile(join(other, 'fs-sandbox'), '#!/bin/sh\n');
+    execFileSync('bash', [join(REPO, 'scripts/link-cli.sh')], {
+      env: { PATH: '/usr/bin:/bin', FS_SANDBOX_LINK_DIR: other },
+      stdio: 'ignore',
+    });
+    expect(readFileSync(join(other, 'fs-sandbox'), 'utf8')).toBe('#!/bin/sh\n');
+  });
 });

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
-import { callMethod, runCli } from './support/cli.js';
+import { callMethod, personPath, runCli } from './support/cli.js';
 import { sandboxContext, uri } from './support/pool.js';
 
 /**
@@ -30,7 +30,7 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-const env = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+const env = { PATH: personPath() };
 const cli = (args: string[]) =>
   runCli([...args.slice(0, 1), '--profile', 'workspace-write', '--cwd', base, ...args.slice(1)], {
     user: 'root',

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
-import { type CliRun, callMethod, runCli } from './support/cli.js';
+import { type CliRun, callMethod, personPath, runCli } from './support/cli.js';
 import { sandboxContext, uri } from './support/pool.js';
 
 /**
@@ -39,7 +39,7 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-const env = () => ({ PATH: '/usr/local/bin:/usr/bin:/bin', TMPDIR: tmp });
+const env = () => ({ PATH: personPath(), TMPDIR: tmp });
 
 /**
  * Every character a terminal could act on. Newlines are left out: they are the output's own lines

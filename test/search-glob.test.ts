@@ -6,7 +6,7 @@ import { decodePathBytes, nativeToPathUri } from '@fs-sandbox/policy';
 import { rgPath } from '@vscode/ripgrep';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
-import { callMethod, runCli } from './support/cli.js';
+import { callMethod, personPath, runCli } from './support/cli.js';
 
 /**
  * fs/search and fs/glob through the real `fs-sandbox` CLI and real bwrap, against ripgrep run
@@ -93,7 +93,7 @@ afterAll(() => {
   rmSync(base, { recursive: true, force: true });
 });
 
-const ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+const ENV = { PATH: personPath() };
 const uri = (path: string) => `file://${path}`;
 
 async function call(method: string, params: Record<string, unknown>) {

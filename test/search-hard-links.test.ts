@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
-import { runCli } from './support/cli.js';
+import { personPath, runCli } from './support/cli.js';
 
 /**
  * A denied file's other names (hard links) are refused by identity on every read; ripgrep opens
@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 const grep = (...args: string[]) =>
-  runCli(['grep', ...args], { user: 'root', cwd: dir, env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
+  runCli(['grep', ...args], { user: 'root', cwd: dir, env: { PATH: personPath() } });
 
 describe('search and hard links of denied files', () => {
   it('finds the lines of every name when nothing is denied (the control)', async () => {

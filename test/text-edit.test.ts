@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServeProcess, type WireReply } from './fixtures/conformance/serve-process.js';
 import { ensureBuilt } from './support/build.js';
-import { PRECHECK_MODES, runCli } from './support/cli.js';
+import { PRECHECK_MODES, personPath, runCli } from './support/cli.js';
 
 /**
  * fs/readTextFile and fs/edit end to end: the real `fs-sandbox serve` and CLI, real bwrap, real
@@ -256,7 +256,7 @@ describe.each(PRECHECK_MODES)('fs/edit refusals, %s', (_mode, precheck) => {
 });
 
 describe('fs-sandbox read and edit (real CLI, sandboxed by default)', () => {
-  const env = () => ({ PATH: '/usr/local/bin:/usr/bin:/bin', TMPDIR: join(base, 'tmp') });
+  const env = () => ({ PATH: personPath(), TMPDIR: join(base, 'tmp') });
   const cli = async (args: string[]) => {
     await mkdir(join(base, 'tmp'), { recursive: true });
     return runCli(args, { user: 'root', env: env(), cwd: ws });

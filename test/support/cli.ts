@@ -1,5 +1,31 @@
 import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CLI_BIN, REPO } from './build.js';
+
+let binDir: string | undefined;
+
+/**
+ * A directory holding only `fs-sandbox`, a link to this repository's CLI, made once per test
+ * process and removed when it exits. Tests that run `fs-sandbox` as a person's shell would (from
+ * PATH) put it first: `/usr/local/bin/fs-sandbox` is shared by every clone on the machine, and
+ * another clone's set-up re-points it at its own build.
+ */
+export function cliBinDir(): string {
+  if (binDir !== undefined) return binDir;
+  const dir = mkdtempSync(join(tmpdir(), 'fs-sandbox-bin-'));
+  chmodSync(dir, 0o755); // the unprivileged user (nobody) runs it too
+  symlinkSync(CLI_BIN, join(dir, 'fs-sandbox'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  binDir = dir;
+  return dir;
+}
+
+/** A person's PATH: this repository's `fs-sandbox` (see `cliBinDir`), then the system's programs. */
+export function personPath(): string {
+  return `${cliBinDir()}:/usr/bin:/bin`;
+}
 
 /** Who runs the CLI: the test's own root, or an unprivileged user through setpriv. */
 export type CliUser = 'root' | 'nobody';

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmod, lchown, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type CliUser, NOBODY_UID } from './cli.js';
+import { type CliUser, NOBODY_UID, personPath } from './cli.js';
 
 /**
  * A workspace and its surroundings on the real disk:
@@ -100,5 +100,5 @@ export function workspaceContext(fixture: Fixture): Record<string, unknown> {
 
 /** The CLI environment: only what it needs, with TMPDIR inside the fixture. */
 export function cliEnv(fixture: Fixture, extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: '/usr/local/bin:/usr/bin:/bin', TMPDIR: fixture.tmp, ...extra };
+  return { PATH: personPath(), TMPDIR: fixture.tmp, ...extra };
 }
