@@ -25,10 +25,15 @@ export function processesMatching(needle: string): ProcessInfo[] {
   return found;
 }
 
-export async function waitFor<T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+/** Polls `probe` (every 20 ms, awaited when it is async) until it gives a value; fails at the deadline. */
+export async function waitFor<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));

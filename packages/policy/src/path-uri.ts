@@ -50,13 +50,13 @@ function invalid(message: string): FsError {
  * Longest URI decoded at all: each byte of the longest native path percent-encoded, and room for
  * the scheme, a host and `.`/`..` segments. Refused before any decoding, whatever it resolves to.
  */
-const MAX_URI_CHARS = 3 * LIMITS.pathMaxBytes + 1024;
+export const PATH_URI_MAX_CHARS = 3 * LIMITS.pathMaxBytes + 1024;
 
 function parse(input: string): ParsedPathUri {
-  if (input.length > MAX_URI_CHARS) {
+  if (input.length > PATH_URI_MAX_CHARS) {
     throw new FsError(
       'invalid_params',
-      `path URI is ${input.length} characters long; at most ${MAX_URI_CHARS} are allowed (a native path of at most ${LIMITS.pathMaxBytes} bytes)`,
+      `path URI is ${input.length} characters long; at most ${PATH_URI_MAX_CHARS} are allowed (a native path of at most ${LIMITS.pathMaxBytes} bytes)`,
     );
   }
   const scheme = SCHEME.exec(input);
