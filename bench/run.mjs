@@ -81,7 +81,7 @@ if (flags.peer !== undefined && flags.peer !== 'codex') {
 const withCodex = flags.peer === 'codex' || Boolean(process.env.FS_SANDBOX_BENCH_CODEX);
 const rounds = Math.max(10, Number(positionals[0] ?? 40));
 const MiB = 1024 * 1024;
-const cliBin = fileURLToPath(new URL('../packages/broker/bin/fs-sandbox.js', import.meta.url));
+const cliBin = fileURLToPath(new URL('../packages/cli/bin/fs-sandbox.js', import.meta.url));
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 
 if (process.platform !== 'linux') {

@@ -85,10 +85,18 @@ for (const [file, text] of outputs) {
 // Every `types` target of every package's exports must now exist (a typo there ships no types),
 // and the exports a package is packed with (publishConfig, applied by `pnpm pack`) must be its
 // workspace exports without the `source` condition, whose TypeScript sources are not shipped.
+// An export with only a `source` condition (the broker's `./internal`, bundled by the CLI from
+// source) is the workspace's own and is not packed at all.
 const withoutSource = (value) =>
   typeof value === 'object' && value !== null
     ? Object.fromEntries(
-        Object.entries(value).flatMap(([k, v]) => (k === 'source' ? [] : [[k, withoutSource(v)]])),
+        Object.entries(value).flatMap(([k, v]) => {
+          if (k === 'source') return [];
+          const inner = withoutSource(v);
+          return typeof inner === 'object' && inner !== null && Object.keys(inner).length === 0
+            ? []
+            : [[k, inner]];
+        }),
       )
     : value;
 const problems = [];

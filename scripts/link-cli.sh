@@ -5,7 +5,7 @@
 # (the tests link into a directory of their own: /usr/local/bin is shared by every clone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CLI="$PWD/packages/broker/bin/fs-sandbox.js"
+CLI="$PWD/packages/cli/bin/fs-sandbox.js"
 LINK_DIR="${FS_SANDBOX_LINK_DIR:-/usr/local/bin}"
 LINK="$LINK_DIR/fs-sandbox"
 if [ -e "$LINK" ] && [ ! -L "$LINK" ]; then

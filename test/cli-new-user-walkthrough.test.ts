@@ -134,7 +134,7 @@ describe('a new user, in their project directory', () => {
       env: { PATH },
     }).trim();
     expect(onPath).toBe(join(linkDir, 'fs-sandbox'));
-    expect(realpathSync(onPath)).toBe(realpathSync(join(REPO, 'packages/broker/bin/fs-sandbox.js')));
+    expect(realpathSync(onPath)).toBe(realpathSync(join(REPO, 'packages/cli/bin/fs-sandbox.js')));
     expect(execFileSync('fs-sandbox', ['--version'], { encoding: 'utf8', env: { PATH } }).trim()).toMatch(
       /^\d+\.\d+\.\d+$/,
     );
@@ -142,7 +142,7 @@ describe('a new user, in their project directory', () => {
     execFileSync('bash', [join(REPO, 'scripts/link-cli.sh')], {
       env: { PATH: '/usr/bin:/bin', FS_SANDBOX_LINK_DIR: linkDir },
     });
-    expect(realpathSync(onPath)).toBe(realpathSync(join(REPO, 'packages/broker/bin/fs-sandbox.js')));
+    expect(realpathSync(onPath)).toBe(realpathSync(join(REPO, 'packages/cli/bin/fs-sandbox.js')));
     const other = join(base, 'bin-other');
     await mkdir(other);
     await writeFile(join(other, 'fs-sandbox'), '#!/bin/sh\n');

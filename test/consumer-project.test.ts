@@ -19,8 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, newestMtime, REPO } from './support/build.js';
 
 /**
- * The packages as another project gets them: `pnpm pack` the three workspace packages, install the
- * broker into a fresh project outside the workspace (in the OS temp dir), type-check a consumer
+ * The packages as another project gets them: `pnpm pack` the four workspace packages, install the
+ * broker and the CLI into a fresh project outside the workspace (in the OS temp dir), type-check a consumer
  * (test/fixtures/consumer/consumer.ts) against the shipped .d.ts under node16, nodenext and
  * bundler resolution with strict settings and skipLibCheck off, then run it: a real sandboxed
  * write and read through the installed library, and the installed CLI.
@@ -32,7 +32,7 @@ import { ensureBuilt, newestMtime, REPO } from './support/build.js';
  * (`pnpm store path`) and never downloads them; a package missing from the store is a clear 404.
  */
 
-const PACKAGES = ['policy', 'helper', 'broker'] as const;
+const PACKAGES = ['policy', 'helper', 'broker', 'cli'] as const;
 const FIXTURE = join(REPO, 'test/fixtures/consumer/consumer.ts');
 const TSC = join(REPO, 'node_modules/typescript/bin/tsc');
 
@@ -84,7 +84,9 @@ async function ensurePackagesBuilt(): Promise<void> {
   ensureBuilt();
   const sources = Math.max(...PACKAGES.map((name) => newestMtime(join(REPO, 'packages', name, 'src'))));
   const outputs = PACKAGES.flatMap((name) =>
-    ['dist/index.js', 'dist/types/index.d.ts'].map((file) => join(REPO, 'packages', name, file)),
+    (name === 'cli' ? ['dist/cli.js'] : ['dist/index.js', 'dist/types/index.d.ts']).map((file) =>
+      join(REPO, 'packages', name, file),
+    ),
   );
   const stale = outputs.some((file) => {
     try {
@@ -288,14 +290,17 @@ describe('a project outside the workspace that installs the packed packages', ()
     });
 
     const rootManifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
-    const broker = packed.find((pkg) => pkg.name === '@fs-sandbox/broker');
+    const versionOf = (name: string) => packed.find((pkg) => pkg.name === name)?.version;
     writeFileSync(
       join(project, 'package.json'),
       JSON.stringify({
         name: 'fs-sandbox-consumer',
         private: true,
         type: 'module',
-        dependencies: { '@fs-sandbox/broker': broker?.version },
+        dependencies: {
+          '@fs-sandbox/broker': versionOf('@fs-sandbox/broker'),
+          '@fs-sandbox/cli': versionOf('@fs-sandbox/cli'),
+        },
         devDependencies: { '@types/node': rootManifest.devDependencies['@types/node'] },
       }),
     );
@@ -379,13 +384,16 @@ describe('a project outside the workspace that installs the packed packages', ()
     }
     const broker = packed.find((pkg) => pkg.name === '@fs-sandbox/broker');
     expect([...(broker?.files.keys() ?? [])]).toEqual(
-      expect.arrayContaining([
-        'bin/fs-sandbox.js',
-        'dist/cli.js',
-        'dist/index.js',
-        'dist/windows-launcher.js',
-        'dist/types/index.d.ts',
-      ]),
+      expect.arrayContaining(['dist/index.js', 'dist/windows-launcher.js', 'dist/types/index.d.ts']),
+    );
+    // The library carries no program and none of the program's dependencies.
+    const libraryDependencies = Object.keys(broker?.manifest.dependencies ?? {});
+    expect(
+      libraryDependencies.filter((name) => ['commander', '@modelcontextprotocol/sdk'].includes(name)),
+    ).toEqual([]);
+    const cli = packed.find((pkg) => pkg.name === '@fs-sandbox/cli');
+    expect([...(cli?.files.keys() ?? [])]).toEqual(
+      expect.arrayContaining(['bin/fs-sandbox.js', 'dist/cli.js', 'dist/windows-launcher.js']),
     );
     const helper = packed.find((pkg) => pkg.name === '@fs-sandbox/helper');
     expect([...(helper?.files.keys() ?? [])]).toEqual(expect.arrayContaining(['dist/helper.cjs']));

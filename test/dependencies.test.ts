@@ -55,12 +55,27 @@ function ownFiles(dir: string, nested: ReadonlySet<string>): string[] {
   return files;
 }
 
+/** An esbuild `external: [...]` list: what a bundle leaves as run-time imports. */
+const BUNDLE_EXTERNALS = /\bexternal:\s*\[([^\]]*)\]/g;
+
+/**
+ * The packages the files import, and those a build script leaves external to a bundle that
+ * includes other workspace packages' sources (the CLI bundles the broker, whose ripgrep and koffi
+ * imports then run from the CLI's own dependencies).
+ */
 function importedPackages(files: readonly string[]): Set<string> {
   const names = new Set<string>();
   for (const file of files.filter((path) => CODE_FILE.test(path))) {
-    for (const match of readFileSync(file, 'utf8').matchAll(SPECIFIER)) {
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(SPECIFIER)) {
       const name = packageNameOf(match[2] as string);
       if (name !== null) names.add(name);
+    }
+    for (const list of text.matchAll(BUNDLE_EXTERNALS)) {
+      for (const quoted of (list[1] as string).matchAll(/(['"])([^'"]+)\1/g)) {
+        const name = packageNameOf(quoted[2] as string);
+        if (name !== null) names.add(name);
+      }
     }
   }
   return names;
@@ -130,7 +145,14 @@ describe('declared dependencies', () => {
 
   it('finds the workspace packages', () => {
     expect(packages.map((dir) => relative(REPO, dir)).sort()).toEqual(
-      expect.arrayContaining(['bench', 'packages/broker', 'packages/helper', 'packages/policy', 'test']),
+      expect.arrayContaining([
+        'bench',
+        'packages/broker',
+        'packages/cli',
+        'packages/helper',
+        'packages/policy',
+        'test',
+      ]),
     );
   });
 

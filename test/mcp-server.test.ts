@@ -234,7 +234,7 @@ describe.skipIf(!linux)('fs-sandbox mcp against the reference server (Linux: rea
   });
 
   it('keeps the MCP SDK off the start-up path of the other commands (a dynamic import in the bundle)', () => {
-    const bundle = readFileSync(join(REPO, 'packages/broker/dist/cli.js'), 'utf8');
+    const bundle = readFileSync(join(REPO, 'packages/cli/dist/cli.js'), 'utf8');
     expect(bundle).not.toMatch(/from\s*"@modelcontextprotocol\/sdk/);
     expect(bundle).toMatch(/import\("@modelcontextprotocol\/sdk\/server\/mcp\.js"\)/);
   });

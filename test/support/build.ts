@@ -6,15 +6,15 @@ import { fileURLToPath } from 'node:url';
 /** Repository root. */
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /** The committed launcher the e2e suites run, exactly as users do. */
-export const CLI_BIN = join(REPO, 'packages/broker/bin/fs-sandbox.js');
+export const CLI_BIN = join(REPO, 'packages/cli/bin/fs-sandbox.js');
 
 const OUTPUTS = [
-  join(REPO, 'packages/broker/dist/cli.js'),
+  join(REPO, 'packages/cli/dist/cli.js'),
   join(REPO, 'packages/helper/dist/helper.cjs'),
   // Built only where a Bun package is installed; where it was, it must be as new as the sources.
   ...[join(REPO, 'packages/helper/dist/helper-bun')].filter((path) => existsSync(path)),
 ];
-const SOURCES = ['policy', 'helper', 'broker'].map((name) => join(REPO, 'packages', name, 'src'));
+const SOURCES = ['policy', 'helper', 'broker', 'cli'].map((name) => join(REPO, 'packages', name, 'src'));
 
 /** The newest modification time of any file below `dir`. */
 export function newestMtime(dir: string): number {
@@ -42,7 +42,7 @@ function mtimeOrZero(path: string): number {
 export function ensureBuilt(): void {
   const sources = Math.max(...SOURCES.map(newestMtime));
   if (OUTPUTS.every((output) => mtimeOrZero(output) >= sources)) return;
-  for (const pkg of ['helper', 'broker']) {
+  for (const pkg of ['helper', 'broker', 'cli']) {
     execFileSync(process.execPath, ['scripts/build.mjs'], {
       cwd: join(REPO, 'packages', pkg),
       stdio: 'inherit',

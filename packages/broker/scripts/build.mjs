@@ -1,18 +1,10 @@
-// Builds the broker: dist/cli.js (the `fs-sandbox` program: one ESM file with its dependencies
-// bundled, except ws, koffi, esbuild and @vscode/ripgrep, which stay runtime imports) and dist/index.js (the library,
-// dependencies external). The CLI runs the helper from packages/helper/dist/helper.cjs, so that
-// bundle is built first when it is missing (the root build already orders packages topologically).
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+// Builds the broker library: dist/index.js, dist/remote.js and dist/acp.js (dependencies external)
+// and dist/windows-launcher.js. The `fs-sandbox` program is packages/cli, which bundles this
+// package from source.
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const helperRoot = fileURLToPath(new URL('../../helper/', import.meta.url));
-
-if (!existsSync(`${helperRoot}dist/helper.cjs`)) {
-  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: helperRoot, stdio: 'inherit' });
-}
 
 const common = {
   absWorkingDir: root,
@@ -27,19 +19,6 @@ const common = {
 };
 
 await Promise.all([
-  build({
-    ...common,
-    entryPoints: { cli: 'src/cli/bin.ts' },
-    outdir: 'dist',
-    // @vscode/ripgrep finds its per-platform binary relative to its own installed location.
-    external: ['ws', 'koffi', 'esbuild', '@vscode/ripgrep', '@modelcontextprotocol/sdk'],
-    // One process per `fs-sandbox call`: a minified bundle compiles faster at every start.
-    minify: true,
-    // Bundled CommonJS dependencies (commander) call require() for Node built-ins.
-    banner: {
-      js: "import { createRequire as __fsSandboxRequire } from 'node:module';\nconst require = __fsSandboxRequire(import.meta.url);",
-    },
-  }),
   // The Windows launcher (node runs it in place of the helper to start it under a restricted
   // token); koffi, its native FFI, stays a runtime import.
   build({

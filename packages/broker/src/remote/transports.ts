@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { LIMITS } from '@fs-sandbox/policy';
 import WebSocket from 'ws';
-import { LineSplitter } from '../server/line-splitter.js';
+import { LineSplitter } from './line-splitter.js';
 import type { MessageTransport } from './rpc-client.js';
 
 /**

@@ -1,4 +1,16 @@
 import {
+  createSeatbeltBackend,
+  createWindowsBackend,
+  type HelperRuntime,
+  type PreparedLaunch,
+  type ResolvedHelperRuntime,
+  resolveMacosTopLevelAlias,
+  routeFor,
+  SANDBOX_EXEC_PATH,
+  type SandboxBackend,
+  SandboxRunner,
+} from '@fs-sandbox/broker/internal';
+import {
   FsError,
   filterHelperEnv,
   type HostOs,
@@ -6,14 +18,6 @@ import {
   type SandboxContext,
   type SandboxedContext,
 } from '@fs-sandbox/policy';
-import type { HelperRuntime, SandboxBackend } from '../backends/backend.js';
-import { resolveMacosTopLevelAlias } from '../backends/macos/macos-path-aliases.js';
-import { createSeatbeltBackend } from '../backends/macos/seatbelt-backend.js';
-import { SANDBOX_EXEC_PATH } from '../backends/macos/seatbelt-launch.js';
-import { createWindowsBackend } from '../backends/windows/restricted-token-backend.js';
-import { routeFor } from '../routing.js';
-import type { ResolvedHelperRuntime } from '../runner/helper-runtime.js';
-import { type PreparedLaunch, SandboxRunner } from '../runner/sandbox-runner.js';
 
 /**
  * `fs-sandbox explain --platform` for an OS other than this host: the runner's own preparation

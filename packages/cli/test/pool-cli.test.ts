@@ -1,6 +1,6 @@
 import { PassThrough, Readable } from 'node:stream';
+import type { BrokerOptions, FsBroker } from '@fs-sandbox/broker/internal';
 import { describe, expect, it } from 'vitest';
-import type { BrokerOptions, FsBroker } from '../src/broker.js';
 import type { CliDeps } from '../src/cli/cli-io.js';
 import { buildProgram } from '../src/cli/main.js';
 

@@ -1,6 +1,6 @@
+import { createBroker } from '@fs-sandbox/broker/internal';
 import { Command, CommanderError } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
-import { createBroker } from '../broker.js';
 import { registerApplyPatchCommand } from './apply-patch-command.js';
 import { registerCallCommand } from './call-command.js';
 import { registerCatCommand } from './cat-command.js';

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { LineSplitter } from './line-splitter.js';
+import { LineSplitter } from '@fs-sandbox/broker/internal';
 import { COALESCED_BYTES, ReplyPump } from './reply-pump.js';
 import type { ReplyOutput, RpcConnection } from './rpc-connection.js';
 

@@ -1,7 +1,10 @@
+import {
+  type BrokerOptions,
+  HELPER_RUNTIME_CHOICES,
+  type HelperRuntimeChoice,
+} from '@fs-sandbox/broker/internal';
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
-import type { BrokerOptions } from '../broker.js';
-import { HELPER_RUNTIME_CHOICES, type HelperRuntimeChoice } from '../runner/runtime-choice.js';
 import type { CliIo } from './cli-io.js';
 
 export interface BrokerFlags {

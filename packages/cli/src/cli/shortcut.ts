@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
+import type { FsBroker } from '@fs-sandbox/broker/internal';
 import { currentHostOs, nativeToPathUri, type SandboxContextInput } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
-import type { FsBroker } from '../broker.js';
 import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { addContextOptions, baseDirectory, type ContextFlags, contextFromFlags } from './context-options.js';

@@ -1,9 +1,8 @@
 import { constants } from 'node:os';
 import type { Stream } from 'node:stream';
+import { type CommandLaunchSpec, CommandProcess } from '@fs-sandbox/broker/internal';
 import { FsError } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
-import type { CommandLaunchSpec } from '../backends/backend.js';
-import { CommandProcess } from '../runner/command-process.js';
 import type { CliDeps } from './cli-io.js';
 import { collect } from './context-options.js';
 import { humanError } from './json-output.js';

@@ -2,6 +2,12 @@ import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  HELPER_RUNTIME_ENV,
+  locateBwrap,
+  probeBwrap,
+  resolveHelperRuntime,
+} from '@fs-sandbox/broker/internal';
+import {
   currentHostOs,
   type HostOs,
   nativeToPathUri,
@@ -9,10 +15,6 @@ import {
   workspaceWriteProfile,
 } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
-import { locateBwrap } from '../backends/linux/bwrap-locate.js';
-import { probeBwrap } from '../backends/linux/bwrap-probe.js';
-import { resolveHelperRuntime } from '../runner/helper-runtime.js';
-import { HELPER_RUNTIME_ENV } from '../runner/runtime-choice.js';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { describeError } from './json-output.js';
 import { describePool } from './pool-flags.js';

@@ -1,5 +1,5 @@
+import { POOL_DEFAULTS, POOL_MAXIMUMS, type PoolOptions } from '@fs-sandbox/broker/internal';
 import { type Command, InvalidArgumentError } from 'commander';
-import { POOL_DEFAULTS, POOL_MAXIMUMS, type PoolOptions } from '../pool/pool-options.js';
 
 export interface PoolFlags {
   poolSize: number;

@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
+import type { Broker, FsMethod } from '@fs-sandbox/broker/internal';
 import { FsError, type HostOs, type ParamsIn } from '@fs-sandbox/policy';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import type { Broker, FsMethod } from '../broker-api.js';
 import { AllowedDirectories } from './allowed-directories.js';
 import { EXTRA_TOOLS } from './extra-tools.js';
 import { FILE_TOOLS } from './file-tools.js';

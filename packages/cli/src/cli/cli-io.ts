@@ -1,5 +1,4 @@
-import type { BrokerOptions, FsBroker } from '../broker.js';
-
+import type { BrokerOptions, FsBroker } from '@fs-sandbox/broker/internal';
 /** What commands may touch of the outside world; tests pass their own. */
 export interface CliIo {
   stdout: NodeJS.WritableStream;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { LineSplitter } from '@fs-sandbox/broker/internal';
 import { decodedBase64Length } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
 import { encodeReply } from '../src/server/encode-reply.js';
-import { LineSplitter } from '../src/server/line-splitter.js';
 import { makeServer, readyClient, StdioClient } from './support/fake-server.js';
 
 function collect(maxBytes: number) {

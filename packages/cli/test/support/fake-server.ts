@@ -1,8 +1,6 @@
 import { PassThrough } from 'node:stream';
+import type { CallInfo, CallOptions, CommandLaunchSpec, CommandRequest } from '@fs-sandbox/broker/internal';
 import { FsError, type HelperMethod, type ResultOf } from '@fs-sandbox/policy';
-import type { CommandLaunchSpec } from '../../src/backends/backend.js';
-import type { CommandRequest } from '../../src/broker.js';
-import type { CallInfo, CallOptions } from '../../src/broker-api.js';
 import { createServer, type FsRpcServer, type ServerOptions } from '../../src/server/server.js';
 import type { ServerBroker } from '../../src/server/server-broker.js';
 

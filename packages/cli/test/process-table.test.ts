@@ -1,6 +1,6 @@
+import type { CommandLaunchSpec } from '@fs-sandbox/broker/internal';
 import { LIMITS } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
-import type { CommandLaunchSpec } from '../src/backends/backend.js';
 import { ProcessTable, type StartOptions } from '../src/server/process-table.js';
 
 /**

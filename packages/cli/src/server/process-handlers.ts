@@ -1,5 +1,5 @@
+import type { CommandLaunchSpec } from '@fs-sandbox/broker/internal';
 import { FsError, nativePathOf, parseParams, type ServerMethod, type WireResultOf } from '@fs-sandbox/policy';
-import type { CommandLaunchSpec } from '../backends/backend.js';
 import { describeEnvironment } from './handshake.js';
 import type { ServerCallContext } from './method-handlers.js';
 

@@ -1,6 +1,5 @@
+import { type CommandLaunchSpec, CommandProcess, type CommandStream } from '@fs-sandbox/broker/internal';
 import { FsError, LIMITS, type WireResultOf } from '@fs-sandbox/policy';
-import type { CommandLaunchSpec } from '../backends/backend.js';
-import { CommandProcess, type CommandStream } from '../runner/command-process.js';
 
 /** How the table reaches its client: notifications, and whether the unsent output still has room. */
 export interface ProcessNotifier {

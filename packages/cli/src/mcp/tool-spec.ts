@@ -1,7 +1,7 @@
+import type { FsMethod } from '@fs-sandbox/broker/internal';
 import type { ParamsIn, ResultOf } from '@fs-sandbox/policy';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { FsMethod } from '../broker-api.js';
 import type { AllowedDirectories } from './allowed-directories.js';
 import type { TextToolResult } from './tool-result.js';
 

@@ -1,6 +1,6 @@
+import { FS_METHODS, isFsMethod } from '@fs-sandbox/broker/internal';
 import { FsError, LIMITS, type ParamsIn, RPC_CODES, toWireError, type WireError } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
-import { FS_METHODS, isFsMethod } from '../broker-api.js';
 import {
   addBrokerOptions,
   addRequireSandboxOption,

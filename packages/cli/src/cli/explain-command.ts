@@ -1,7 +1,6 @@
+import { type LaunchSpec, launchCommand } from '@fs-sandbox/broker/internal';
 import { currentHostOs, type HostOs, parseSandboxContext, type SandboxPlan } from '@fs-sandbox/policy';
 import { type Command, Option } from 'commander';
-import type { LaunchSpec } from '../backends/backend.js';
-import { launchCommand } from '../backends/launch-command.js';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { addContextOptions, type ContextFlags, contextFromFlags } from './context-options.js';
 import { explainForPlatform } from './explain-foreign.js';

@@ -1,3 +1,4 @@
+import type { CallOptions, FsMethod } from '@fs-sandbox/broker/internal';
 import {
   decodedBase64Length,
   descriptorOf,
@@ -12,7 +13,6 @@ import {
   parseParams,
   type ServerMethod,
 } from '@fs-sandbox/policy';
-import type { CallOptions, FsMethod } from '../broker-api.js';
 import type { FileHandleManager } from './file-handles.js';
 import { PROCESS_HANDLERS } from './process-handlers.js';
 import type { ProcessTable } from './process-table.js';

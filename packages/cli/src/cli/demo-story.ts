@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { FsBroker } from '@fs-sandbox/broker/internal';
 import { type HostOs, isFsError, nativeToPathUri, type SandboxContextInput } from '@fs-sandbox/policy';
-import type { FsBroker } from '../broker.js';
 
 /**
  * The README's story, as data: each step is one real operation through the broker and a check of

@@ -1,0 +1,22 @@
+/**
+ * The broker's parts that the workspace's CLI package (`@fs-sandbox/cli`: the `fs-sandbox`
+ * program, its JSON-RPC server and its MCP server) builds on beyond the public API. The CLI bundles
+ * them from source, so this entry exists only under the `source` condition and is never published:
+ * nothing here is an interface another project may depend on.
+ */
+
+export type { CommandLaunchSpec } from './backends/backend.js';
+export { probeBwrap } from './backends/linux/bwrap-probe.js';
+export { resolveMacosTopLevelAlias } from './backends/macos/macos-path-aliases.js';
+export { createSeatbeltBackend } from './backends/macos/seatbelt-backend.js';
+export { SANDBOX_EXEC_PATH } from './backends/macos/seatbelt-launch.js';
+export { createWindowsBackend } from './backends/windows/restricted-token-backend.js';
+export type { CommandRequest } from './broker.js';
+export { FS_METHODS } from './broker-api.js';
+export * from './index.js';
+export { POOL_DEFAULTS, POOL_MAXIMUMS } from './pool/pool-options.js';
+export { LineSplitter } from './remote/line-splitter.js';
+export { routeFor } from './routing.js';
+export { CommandProcess, type CommandStream } from './runner/command-process.js';
+export { HELPER_RUNTIME_ENV } from './runner/runtime-choice.js';
+export { type PreparedLaunch, SandboxRunner } from './runner/sandbox-runner.js';
