@@ -15,19 +15,21 @@ import {
   type SandboxedContext,
   type TouchedPath,
 } from '@fs-sandbox/policy';
-import { admitRequest } from './admission.js';
 import type { CommandLaunchSpec, SandboxBackend } from './backends/backend.js';
 import { selectBackend } from './backends/select-backend.js';
-import { BatchPlan } from './batch-plan.js';
 import type { Broker, CallInfo, CallOptions } from './broker-api.js';
-import { explainPathAccess } from './explain-access.js';
-import { type ParsedRequest, parseRequest } from './parsed-request.js';
+import { admitRequest } from './core/admission.js';
+import { BatchPlan } from './core/batch-plan.js';
+import { explainPathAccess } from './core/explain-access.js';
+import { type ParsedRequest, parseRequest } from './core/parsed-request.js';
+import { precheckPhysical, precheckRequest } from './core/precheck.js';
+import { assertSandboxed, routeFor, runRouted } from './core/routing.js';
+import { runOnLastSandbox } from './core/speculative-run.js';
+import { assertTrusted, untrustedCommand } from './core/trust-gate.js';
 import type { PoolOptions } from './pool/pool-options.js';
 import { resolvePoolOptions } from './pool/pool-options.js';
 import type { PoolStats } from './pool/pool-stats.js';
 import { WarmPool } from './pool/warm-pool.js';
-import { precheckPhysical, precheckRequest } from './precheck.js';
-import { assertSandboxed, routeFor, runRouted } from './routing.js';
 import { commandEnv } from './runner/command-env.js';
 import {
   type ResolvedHelperRuntime,
@@ -38,8 +40,6 @@ import {
 import type { HelperRuntimeChoice } from './runner/runtime-choice.js';
 import { type PreparedSandbox, type SandboxCommand, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
-import { runOnLastSandbox } from './speculative-run.js';
-import { assertTrusted, untrustedCommand } from './trust-gate.js';
 
 export interface BrokerOptions {
   /** Host OS rules for paths and backends (default: this host). */

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FsError, nativeToPathUri } from '@fs-sandbox/policy';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BatchPlan } from '../src/batch-plan.js';
 import { createBroker } from '../src/broker.js';
-import type { Route } from '../src/routing.js';
+import { BatchPlan } from '../src/core/batch-plan.js';
+import type { Route } from '../src/core/routing.js';
 import { tempScopesOf } from '../src/runner/temp-cleanup.js';
 
 /** One slot of a batch's results, as the tests read it. */

@@ -12,7 +12,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LaunchSpec, SandboxBackend } from '../src/backends/backend.js';
 import { type BrokerOptions, createBroker } from '../src/broker.js';
-import { routeFor } from '../src/routing.js';
+import { routeFor } from '../src/core/routing.js';
 import type { HelperLauncher } from '../src/runner/spawn-helper.js';
 import { directLaunch } from './support/launches.js';
 

@@ -1,9 +1,9 @@
 import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
 import { FsError, type PathGuard, type SandboxedContext } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
+import { runOnLastSandbox } from '../src/core/speculative-run.js';
 import type { RunHelperOptions } from '../src/runner/helper-process.js';
 import type { PreparedSandbox, SandboxRun, SandboxRunner } from '../src/runner/sandbox-runner.js';
-import { runOnLastSandbox } from '../src/speculative-run.js';
 
 /**
  * The speculative read's order, with a runner double that logs what happens when: the request is

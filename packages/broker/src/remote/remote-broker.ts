@@ -7,7 +7,7 @@ import {
   type SandboxContext,
 } from '@fs-sandbox/policy';
 import { type Broker, type CallInfo, type CallOptions, type FsMethod, isFsMethod } from '../broker-api.js';
-import { routeFor } from '../routing.js';
+import { routeFor } from '../core/routing.js';
 import { RpcClient } from './rpc-client.js';
 import { type StdioCommand, stdioTransport, webSocketTransport } from './transports.js';
 

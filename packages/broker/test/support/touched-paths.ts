@@ -7,7 +7,7 @@ import {
   pathUriToNative,
   type TouchedPath,
 } from '@fs-sandbox/policy';
-import { precheckPhysical, precheckRequest } from '../../src/precheck.js';
+import { precheckPhysical, precheckRequest } from '../../src/core/precheck.js';
 
 /**
  * The pre-checks driven by wire-style params (only the path fields given), with the touched paths

@@ -1,7 +1,7 @@
 import type { HelperRequest } from '@fs-sandbox/helper';
 import type { PathGuard, SandboxedContext } from '@fs-sandbox/policy';
-import type { RunHelperOptions } from './runner/helper-process.js';
-import type { SandboxRun, SandboxRunner } from './runner/sandbox-runner.js';
+import type { RunHelperOptions } from '../runner/helper-process.js';
+import type { SandboxRun, SandboxRunner } from '../runner/sandbox-runner.js';
 
 /**
  * A request that changes nothing starts its helper on the sandbox its context was last built with,

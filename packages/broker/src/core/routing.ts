@@ -7,7 +7,7 @@ import {
   type SandboxedContext,
   type UnsandboxedReason,
 } from '@fs-sandbox/policy';
-import type { CallInfo } from './broker-api.js';
+import type { CallInfo } from '../broker-api.js';
 
 /** Where one operation runs. */
 export type Route =

@@ -11,9 +11,9 @@ import {
   splitNativePath,
   type TouchedPath,
 } from '@fs-sandbox/policy';
-import { assertPlainWindowsPath } from './backends/windows/windows-path-guard.js';
+import { assertPlainWindowsPath } from '../backends/windows/windows-path-guard.js';
 
-import { realOrSelf } from './runner/path-guard.js';
+import { realOrSelf } from '../runner/path-guard.js';
 
 /**
  * Clear denials before any spawn. This is not what enforces the policy: the kernel sandbox and the

@@ -10,9 +10,9 @@ import {
   parseParams,
   splitNativePath,
 } from '@fs-sandbox/policy';
+import { realOrSelf } from '../runner/path-guard.js';
+import type { SandboxRunner } from '../runner/sandbox-runner.js';
 import { type Route, routeFor, unsandboxedBecause } from './routing.js';
-import { realOrSelf } from './runner/path-guard.js';
-import type { SandboxRunner } from './runner/sandbox-runner.js';
 
 export interface ExplainOptions {
   os: HostOs;
