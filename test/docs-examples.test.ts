@@ -337,7 +337,7 @@ describe('the examples in other languages', () => {
       compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 },
     }).outputText;
     await writeFile(join(workspace, 'main.mjs'), js);
-    await symlink(join(REPO, 'node_modules'), join(workspace, 'node_modules'));
+    await symlink(join(REPO, 'test/node_modules'), join(workspace, 'node_modules')); // where this package's dependencies are
     const run = spawnSync(process.execPath, ['main.mjs'], {
       cwd: workspace,
       env: withHelperRuntime({ PATH: '/usr/bin:/bin' }),
