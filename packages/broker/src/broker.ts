@@ -121,6 +121,8 @@ export interface CommandRequest {
   cwd: string;
   env: Record<string, string>;
   envPolicy?: ParsedParams<'process/start'>['envPolicy'];
+  /** Run it on a pseudo-terminal of this size, allocated inside the sandbox (Bun helper only). */
+  terminal?: { rows: number; cols: number } | null;
 }
 
 export function createBroker(options: BrokerOptions = {}): FsBroker {
@@ -261,10 +263,16 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
           argv: request.argv,
           cwd: request.cwd,
           env: commandEnv(env, request.envPolicy, request.env, os),
+          terminal: request.terminal ?? null,
         };
         const route = routeFor(sandbox as SandboxContext | null | undefined, os);
         if (options.requireSandbox) assertSandboxed(route);
         if (route.kind === 'sandbox') return await runner.prepareCommand(route.context, command);
+        if (command.terminal !== null) {
+          throw new FsError('sandbox_unavailable', 'a terminal is given to sandboxed commands only', {
+            kind: 'ttyUnavailable',
+          });
+        }
         return { backend: null, sandboxProgram: null, sandboxArgs: [], ...command };
       } catch (error) {
         throw asFsError(error);

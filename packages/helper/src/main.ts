@@ -51,7 +51,23 @@ function stderrProgress(): ProgressSink {
   };
 }
 
+/** `--pty`: a command on a terminal inside the sandbox, not a file operation (pty-launcher.ts). */
+async function runTerminal(args: string[]): Promise<void> {
+  try {
+    const { runOnTerminal } = await import('./pty-launcher.js');
+    // Exits at once: stdin (the broker's frames) may still be open, and the output is all written.
+    process.exit(await runOnTerminal(args));
+  } catch (error) {
+    fail(error);
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.argv[2] === '--pty') {
+    closeInheritedDescriptors();
+    await runTerminal(process.argv.slice(3));
+    return;
+  }
   let request: Record<string, unknown>;
   let expectedMounts: string[];
   try {

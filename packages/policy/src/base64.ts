@@ -22,7 +22,7 @@ export function decodeStrictBase64(
 }
 
 /** Why `text` is not canonical base64, or null when it is. The cheap regex settles the common case. */
-function base64Problem(text: string): string | null {
+export function base64Problem(text: string): string | null {
   const padStart = text.length - (text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0);
   if (CANONICAL_SHAPE.test(text)) {
     if (text.length % 4 !== 0)

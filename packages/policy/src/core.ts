@@ -14,5 +14,6 @@ export * from './path-guard.js';
 export * from './path-uri.js';
 export * from './request-bounds.js';
 export * from './temp-tag.js';
+export * from './terminal-frames.js';
 export * from './text-bounds.js';
 export * from './tree-progress.js';

@@ -1,4 +1,8 @@
 /** The full policy API (zod schemas included). The helper imports `@fs-sandbox/policy/core` instead. */
+
+export * from './app-server/app-server-methods.js';
+export * from './app-server/app-server-schemas.js';
+export * from './app-server/request-policy.js';
 export * from './core.js';
 export * from './deep-freeze.js';
 export * from './env-allowlist.js';

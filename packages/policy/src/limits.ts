@@ -107,6 +107,20 @@ export const LIMITS = {
   processUnsentOutputBytes: 4 * 1024 * 1024,
   /** Bytes waiting to be written to one command's stdin before process/write is refused. */
   processStdinBufferBytes: 4 * 1024 * 1024,
+  /**
+   * The app-server's process/spawn and command/exec: the output kept per stream when the request
+   * names no `outputBytesCap` (the reference's default), the run time when it names no `timeoutMs`,
+   * and how long output may still drain once the process exited (its children may hold the pipes).
+   */
+  v2DefaultOutputBytesCap: 1024 * 1024,
+  v2DefaultTimeoutMs: 10_000,
+  v2OutputDrainMs: 2_000,
+  /**
+   * fs/watch: watches per connection, and changed paths one watch holds between two fs/changed
+   * notifications (beyond it they collapse into the watched path itself: something changed there).
+   */
+  watchesPerConnection: 256,
+  watchPendingPaths: 1024,
   /** fs/search: matches returned (default and most), context lines, characters kept of one line. */
   searchDefaultResults: 200,
   searchMaxResults: 10_000,

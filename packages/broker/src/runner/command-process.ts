@@ -104,6 +104,11 @@ export class CommandProcess {
     return 'accepted';
   }
 
+  /** Ends the command's stdin once what was queued is written (the command then reads EOF). */
+  closeStdin(): void {
+    if (this.stdinOpen) this.child.stdin?.end();
+  }
+
   /** SIGKILL to the whole process group. */
   kill(): void {
     this.signalGroup('SIGKILL');

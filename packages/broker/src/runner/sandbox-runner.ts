@@ -69,6 +69,8 @@ export interface SandboxCommand {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
+  /** A pseudo-terminal of this size for the command, allocated inside the sandbox. */
+  terminal?: { rows: number; cols: number } | null;
 }
 
 export interface SandboxRun {
@@ -194,7 +196,10 @@ export class SandboxRunner {
       backend: launch.backend,
       sandboxProgram: launch.sandboxProgram,
       sandboxArgs: launch.sandboxArgs,
-      argv: command.argv,
+      argv:
+        command.terminal == null
+          ? command.argv
+          : [...terminalLauncher(runtime, command.terminal), ...command.argv],
       // bwrap itself gets the allowlist only; the command's variables are set inside (--setenv).
       env: runtime.env,
       cwd: '/',
@@ -283,4 +288,22 @@ export class SandboxRunner {
     const { ripgrepPath } = await this.deps.runtime();
     return ripgrepPath === null ? request : { ...request, ripgrep: ripgrepPath };
   }
+}
+
+/**
+ * What puts a command on a pseudo-terminal: the Bun helper's `--pty` mode, run inside the
+ * sandbox (the helper's runtime files are bound there anyway), allocates the terminal from the
+ * sandbox's own devpts and makes it the command's controlling terminal in the sandbox's own
+ * session, so nothing typed into it (TIOCSTI) reaches a terminal outside. Node has no terminal
+ * API, so a broker running the node helper refuses rather than hand out a host terminal.
+ */
+function terminalLauncher(runtime: ResolvedHelperRuntime, size: { rows: number; cols: number }): string[] {
+  if (runtime.executable.kind !== 'bun') {
+    throw new FsError(
+      'sandbox_unavailable',
+      `tty: true needs the Bun helper, which allocates the terminal inside the sandbox; this broker runs the ${runtime.executable.kind} helper (${runtime.choice.reason})`,
+      { kind: 'ttyUnavailable' },
+    );
+  }
+  return [runtime.executable.path, '--pty', String(size.rows), String(size.cols), '--'];
 }

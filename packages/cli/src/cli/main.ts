@@ -1,6 +1,7 @@
 import { createBroker } from '@fs-sandbox/broker/internal';
 import { Command, CommanderError } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
+import { registerAppServerCommand } from './app-server-command.js';
 import { registerApplyPatchCommand } from './apply-patch-command.js';
 import { registerCallCommand } from './call-command.js';
 import { registerCatCommand } from './cat-command.js';
@@ -61,6 +62,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerWhyCommand(program, deps);
   registerDemoCommand(program, deps);
   registerServeCommand(program, deps);
+  registerAppServerCommand(program, deps);
   registerRunCommand(program, deps);
   registerMcpCommand(program, deps);
   return program;

@@ -1,9 +1,11 @@
 import type { Readable, Writable } from 'node:stream';
 import { type Command, InvalidArgumentError } from 'commander';
+import type { FsBroker } from '../broker.js';
 import { type AuditSink, FileAuditLog } from '../server/audit-log.js';
 import { parseListenAddress } from '../server/listen-address.js';
 import { parseAllowedOrigin } from '../server/origin-check.js';
 import { createServer, type FsRpcServer, SERVER_DEFAULTS } from '../server/server.js';
+import type { ProtocolSurface } from '../server/surface.js';
 import { loadToken } from '../server/token-auth.js';
 import {
   addBrokerOptions,
@@ -17,7 +19,7 @@ import { collect } from './context-options.js';
 import { addPoolOptions, type PoolFlags, poolOptionsFrom } from './pool-flags.js';
 import { escapeForTerminal } from './terminal-text.js';
 
-interface ServeFlags extends BrokerFlags, PoolFlags {
+export interface ServeFlags extends BrokerFlags, PoolFlags {
   listen: string;
   tokenFile?: string;
   allowRemote?: boolean;
@@ -39,20 +41,34 @@ function positiveInteger(text: string): number {
   return value;
 }
 
-class UsageError extends Error {}
+/** Bad usage of a server command (exit 2), not a failure of the server. */
+export class UsageError extends Error {}
 
 function printStats(server: FsRpcServer, deps: CliDeps): void {
   deps.io.stderr.write(`fs-sandbox serve stats: ${JSON.stringify(server.stats())}\n`);
 }
 
 export function registerServeCommand(program: Command, deps: CliDeps): Command {
-  return addPoolOptions(
-    addUntrustedOption(addRequireSandboxOption(addBrokerOptions(program.command('serve')))),
-  )
+  return addServerOptions(program.command('serve'), 'stdio')
     .description(
       'serve the filesystem methods as JSON-RPC (Codex exec-server wire format) over stdio or WebSocket',
     )
-    .option('--listen <address>', '`stdio` or `ws://HOST:PORT` (port 0 picks a free port)', 'stdio')
+    .action(async (flags: ServeFlags) => {
+      await runServer('serve', flags, deps, () => undefined);
+    });
+}
+
+/**
+ * What a server command shares (`serve`, `app-server`): the broker, pool, trust and sandbox
+ * flags, where it listens, and the bounds of its connections.
+ */
+export function addServerOptions(
+  command: Command,
+  defaultListen: string,
+  defaultConcurrency: number = SERVER_DEFAULTS.concurrency,
+): Command {
+  return addPoolOptions(addUntrustedOption(addRequireSandboxOption(addBrokerOptions(command))))
+    .option('--listen <address>', '`stdio` or `ws://HOST:PORT` (port 0 picks a free port)', defaultListen)
     .option(
       '--token-file <file>',
       'file holding the capability token WebSocket clients must send as a Bearer token',
@@ -92,23 +108,30 @@ export function registerServeCommand(program: Command, deps: CliDeps): Command {
       '--concurrency <n>',
       'requests of one connection running at once (1 = reference order)',
       positiveInteger,
-      SERVER_DEFAULTS.concurrency,
+      defaultConcurrency,
     )
     .option(
       '--audit-log <file>',
       'append one JSON line per operation to this file (no contents, hashed paths)',
     )
     .option('--audit-raw-paths', 'write path URIs to the audit log as they are instead of their sha256')
-    .option('--stats', 'print a statistics snapshot on stderr at exit (always available with SIGUSR1)')
-    .action(async (flags: ServeFlags) => {
-      try {
-        await serve(flags, deps);
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        deps.io.stderr.write(`fs-sandbox serve: ${escapeForTerminal(message)}\n`);
-        deps.setExitCode(error instanceof UsageError ? EXIT.usage : EXIT.failed);
-      }
-    });
+    .option('--stats', 'print a statistics snapshot on stderr at exit (always available with SIGUSR1)');
+}
+
+/** Runs a server command to its end; a failure is one line on stderr and the exit code. */
+export async function runServer(
+  name: string,
+  flags: ServeFlags,
+  deps: CliDeps,
+  surfaceFor: (broker: FsBroker) => ProtocolSurface | undefined,
+): Promise<void> {
+  try {
+    await serve(name, flags, deps, surfaceFor);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    deps.io.stderr.write(`fs-sandbox ${name}: ${escapeForTerminal(message)}\n`);
+    deps.setExitCode(error instanceof UsageError ? EXIT.usage : EXIT.failed);
+  }
 }
 
 /** A flag value that does not parse is bad usage (exit 2), not a failed operation. */
@@ -120,7 +143,12 @@ function parseFlag<T>(parse: (text: string) => T, text: string): T {
   }
 }
 
-async function serve(flags: ServeFlags, deps: CliDeps): Promise<void> {
+async function serve(
+  name: string,
+  flags: ServeFlags,
+  deps: CliDeps,
+  surfaceFor: (broker: FsBroker) => ProtocolSurface | undefined,
+): Promise<void> {
   const address = parseFlag(parseListenAddress, flags.listen);
   if (
     address.kind === 'stdio' &&
@@ -146,7 +174,15 @@ async function serve(flags: ServeFlags, deps: CliDeps): Promise<void> {
     : null;
   // A long-lived server is what the warm pool is for: requests find helpers spawned ahead.
   const broker = deps.createBroker({ ...brokerOptionsFrom(flags, deps.io), pool: poolOptionsFrom(flags) });
+  let surface: ProtocolSurface | undefined;
+  try {
+    surface = surfaceFor(broker);
+  } catch (error) {
+    await broker.close();
+    throw error;
+  }
   const server = createServer({
+    surface,
     broker,
     concurrency: flags.concurrency,
     maxMessageBytes: flags.maxMessageBytes,
@@ -179,7 +215,7 @@ async function serve(flags: ServeFlags, deps: CliDeps): Promise<void> {
         token: token as string,
         allowedOrigins,
       });
-      deps.io.stderr.write(`fs-sandbox serve: listening on ${listener.url}\n`);
+      deps.io.stderr.write(`fs-sandbox ${name}: listening on ${listener.url}\n`);
       await stop;
     }
   } finally {

@@ -5,9 +5,9 @@ export type ListenAddress =
   | { kind: 'stdio' }
   | { kind: 'websocket'; host: string; port: number; loopback: boolean };
 
-/** `stdio` or `ws://HOST:PORT` (port 0 picks a free port). */
+/** `stdio` (or `stdio://`, as the app-server writes it) or `ws://HOST:PORT` (port 0 picks a free port). */
 export function parseListenAddress(text: string): ListenAddress {
-  if (text === 'stdio') return { kind: 'stdio' };
+  if (text === 'stdio' || text === 'stdio://') return { kind: 'stdio' };
   let url: URL;
   try {
     url = new URL(text);

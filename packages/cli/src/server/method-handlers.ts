@@ -41,7 +41,7 @@ export interface ServerCallContext {
   facts: OperationFacts;
 }
 
-type MethodHandler = (params: unknown, context: ServerCallContext) => Promise<unknown>;
+export type MethodHandler = (params: unknown, context: ServerCallContext) => Promise<unknown>;
 
 /** The server methods other than the handshake, which the connection itself answers. */
 const SERVER_HANDLERS: { readonly [M in Exclude<ServerMethod, 'initialize'>]: MethodHandler } = {

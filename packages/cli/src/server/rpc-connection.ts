@@ -2,14 +2,8 @@ import { currentHostOs, FsError, LIMITS } from '@fs-sandbox/policy';
 import type { AuditSink } from './audit-log.js';
 import { type EncodedReply, encodeReplyParts } from './encode-reply.js';
 import { FileHandleManager } from './file-handles.js';
-import {
-  type EnvironmentInfo,
-  type HandshakeState,
-  handshakeError,
-  initializeResult,
-  repeatedInitializeError,
-} from './handshake.js';
-import { handlerFor, type OperationFacts, orderingKey, parseInitializeParams } from './method-handlers.js';
+import type { EnvironmentInfo, HandshakeState } from './handshake.js';
+import type { OperationFacts } from './method-handlers.js';
 import { parseMessage, quoteBounded, type TransportLabel } from './parse-message.js';
 import { ProcessTable } from './process-table.js';
 import type { ReplyAccount, ReplyBudget } from './reply-budget.js';
@@ -17,7 +11,7 @@ import { RequestScheduler, type SchedulerLimits } from './request-scheduler.js';
 import { HANDSHAKE_METHODS, type Reply, type RequestId, UNPARSABLE_ID } from './rpc-messages.js';
 import type { ServerBroker } from './server-broker.js';
 import type { ServerStats } from './server-stats.js';
-import { errorKindOf, MethodNotFoundError, toRpcError } from './wire-errors.js';
+import { EXEC_SERVER_SURFACE, type ProtocolSurface, type SurfaceSession } from './surface.js';
 
 /** What every connection of one server shares. */
 export interface ConnectionSettings {
@@ -29,6 +23,8 @@ export interface ConnectionSettings {
   maxHandles: number;
   audit: AuditSink | null;
   stats: ServerStats;
+  /** The protocol spoken (default: the exec-server's). */
+  surface?: ProtocolSurface;
 }
 
 /**
@@ -56,6 +52,8 @@ export class RpcConnection {
   private readonly scheduler: RequestScheduler;
   private readonly unsent: ReplyAccount;
   private readonly running = new Set<AbortController>();
+  private readonly surface: ProtocolSurface;
+  private readonly session: SurfaceSession;
 
   constructor(
     readonly id: string,
@@ -67,11 +65,15 @@ export class RpcConnection {
     this.unsent = settings.replyBudget.open(() => {
       this.scheduler.resume();
       this.processes.resumeOutput();
+      this.session.resumeOutput?.();
     });
-    this.processes = new ProcessTable({
-      notify: (method, params) => this.sendNotification(method, params),
+    const notifier = {
+      notify: (method: string, params: Record<string, unknown>) => this.sendNotification(method, params),
       hasRoom: () => this.unsent.held < LIMITS.processUnsentOutputBytes,
-    });
+    };
+    this.processes = new ProcessTable(notifier);
+    this.surface = settings.surface ?? EXEC_SERVER_SURFACE;
+    this.session = this.surface.open(notifier);
     this.scheduler = new RequestScheduler(settings.scheduler, (running) => this.unsent.mayStart(running));
   }
 
@@ -144,6 +146,7 @@ export class RpcConnection {
     for (const controller of this.running)
       controller.abort(new FsError('internal_error', 'connection closed'));
     this.processes.closeAll();
+    this.session.close?.();
     this.cleanedUp = this.handles.closeAll();
     this.unsent.close();
     return this.cleanedUp;
@@ -160,8 +163,8 @@ export class RpcConnection {
       this.initialize(id, params);
       return;
     }
-    const handler = handlerFor(method);
-    const refusal = handler ? this.refusalBeforeRunning() : new MethodNotFoundError(method);
+    const handler = this.session.handlerFor(method);
+    const refusal = handler ? this.refusalBeforeRunning() : this.session.methodNotFound(method);
     if (refusal || !handler) {
       this.answerInOrder(() => finish({ error: refusal }));
       return;
@@ -170,7 +173,7 @@ export class RpcConnection {
     const controller = new AbortController();
     const admitted = this.scheduler.trySchedule({
       bytes,
-      key: orderingKey(method, params),
+      key: this.surface.orderingKey(method, params),
       run: async () => {
         if (this.closed) return;
         this.running.add(controller);
@@ -206,7 +209,7 @@ export class RpcConnection {
 
   /** Why a known method may not run now: the handshake is incomplete, or the audit log broke. */
   private refusalBeforeRunning(): FsError | null {
-    const gate = handshakeError(this.state);
+    const gate = this.surface.handshakeError(this.state);
     if (gate) return gate;
     const auditFailure = this.settings.audit?.failure;
     // Fail closed: an operator who asked for an audit trail gets no unaudited operations.
@@ -217,17 +220,17 @@ export class RpcConnection {
   /** The handshake state changes as the message arrives; only the reply waits its turn. */
   private initialize(id: RequestId, params: unknown): void {
     if (this.state !== 'new') {
-      this.answerInOrder(() => this.fail(id, repeatedInitializeError()));
+      this.answerInOrder(() => this.fail(id, this.surface.repeatedInitializeError()));
       return;
     }
+    let result: unknown;
     try {
-      parseInitializeParams(params);
+      result = this.session.initialize(params, this.settings.environment);
     } catch (error) {
       this.answerInOrder(() => this.fail(id, error));
       return;
     }
     this.state = 'initializing';
-    const result = initializeResult(this.settings.environment);
     this.answerInOrder(() => {
       this.settings.stats.requestsOk += 1;
       this.send({ id, result });
@@ -259,7 +262,7 @@ export class RpcConnection {
     outcome: { result: unknown } | { error: unknown },
   ): void {
     const stats = this.settings.stats;
-    const errorKind = 'error' in outcome ? errorKindOf(outcome.error) : null;
+    const errorKind = 'error' in outcome ? this.surface.wireError(outcome.error).data.errorKind : null;
     if (errorKind === null) {
       stats.requestsOk += 1;
       stats.bytesRead += facts.bytesRead;
@@ -288,13 +291,13 @@ export class RpcConnection {
   }
 
   private sendError(id: RequestId, error: unknown): void {
-    this.send({ error: toRpcError(error), id });
+    this.send({ error: this.surface.wireError(error), id });
   }
 
   /** A notification (process output and exits): held against the same unsent budget as replies. */
   private sendNotification(method: string, params: Record<string, unknown>): void {
     if (this.closed) return;
-    const whole = Buffer.from(JSON.stringify({ method, params }), 'utf8');
+    const whole = Buffer.from(JSON.stringify(this.surface.notification(method, params)), 'utf8');
     this.output.send([whole], this.unsent.hold(whole.length));
   }
 
@@ -305,7 +308,7 @@ export class RpcConnection {
       encoded = encodeReplyParts(reply);
     } catch (error) {
       // A result that cannot be serialised is our bug; the client still gets an answer for its id.
-      encoded = encodeReplyParts({ error: toRpcError(error), id: reply.id });
+      encoded = encodeReplyParts({ error: this.surface.wireError(error), id: reply.id });
     }
     this.output.send(encoded.parts, this.unsent.hold(encoded.bytes));
   }

@@ -10,6 +10,7 @@ import { type ConnectionSettings, type ReplyOutput, RpcConnection } from './rpc-
 import type { ServerBroker } from './server-broker.js';
 import { ServerStats, type ServerStatsSnapshot, type StatsSource } from './server-stats.js';
 import { serveStdio } from './stdio-transport.js';
+import type { ProtocolSurface } from './surface.js';
 import { bearerVerifier } from './token-auth.js';
 import { listenWebSocket, type WebSocketListener } from './ws-transport.js';
 
@@ -28,6 +29,8 @@ export interface ServerOptions {
   audit?: AuditSink | null;
   /** What `initialize` reports; defaults to this process's facts. */
   environment?: EnvironmentInfo;
+  /** The protocol spoken (default: the exec-server's; `app-server` passes the V2 surface). */
+  surface?: ProtocolSurface;
 }
 
 export interface WebSocketOptions {
@@ -81,6 +84,7 @@ export function createServer(options: ServerOptions): FsRpcServer {
     maxHandles: LIMITS.maxOpenHandlesPerConnection,
     audit: options.audit ?? null,
     stats,
+    ...(options.surface === undefined ? {} : { surface: options.surface }),
   };
   const connections = new Set<RpcConnection>();
   const listeners = new Set<WebSocketListener>();

@@ -23,8 +23,3 @@ export function toRpcError(error: unknown): WireError {
   }
   return toWireError(error);
 }
-
-/** The kind an error will carry on the wire (for the audit log and the statistics). */
-export function errorKindOf(error: unknown): WireError['data']['errorKind'] {
-  return toRpcError(error).data.errorKind;
-}

@@ -79,13 +79,17 @@ export function parseResult<M extends Method>(method: M, raw: unknown): WireResu
  * levels deep there would overflow the stack of whatever serialises it later. Iterative, so the
  * check itself cannot overflow.
  */
-function assertShallow(value: unknown, subject: string): void {
+export function assertShallow(
+  value: unknown,
+  subject: string,
+  kind: 'invalid_params' | 'invalid_request' = 'invalid_params',
+): void {
   const pending: Array<[unknown, number]> = [[value, 0]];
   while (pending.length > 0) {
     const [current, depth] = pending.pop() as [unknown, number];
     if (current === null || typeof current !== 'object' || current instanceof Uint8Array) continue;
     if (depth >= LIMITS.paramsMaxDepth) {
-      throw new FsError('invalid_params', `${subject} nest deeper than ${LIMITS.paramsMaxDepth} levels`);
+      throw new FsError(kind, `${subject} nest deeper than ${LIMITS.paramsMaxDepth} levels`);
     }
     for (const child of Object.values(current)) pending.push([child, depth + 1]);
   }
