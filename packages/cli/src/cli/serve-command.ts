@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
+import type { FsBroker } from '@fs-sandbox/broker/internal';
 import { type Command, InvalidArgumentError } from 'commander';
-import type { FsBroker } from '../broker.js';
 import { type AuditSink, FileAuditLog } from '../server/audit-log.js';
 import { parseListenAddress } from '../server/listen-address.js';
 import { parseAllowedOrigin } from '../server/origin-check.js';

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+import type { FsBroker, FsMethod } from '@fs-sandbox/broker/internal';
 import {
   type AppOperationMethod,
   type AppServerMethod,
@@ -18,7 +19,6 @@ import {
   type SandboxContextInput,
 } from '@fs-sandbox/policy';
 import packageJson from '../../../package.json' with { type: 'json' };
-import type { FsBroker, FsMethod } from '@fs-sandbox/broker/internal';
 import type { MethodHandler, ServerCallContext } from '../method-handlers.js';
 import type { ServerBroker } from '../server-broker.js';
 import type { ProtocolSurface, SessionNotifier, SurfaceSession } from '../surface.js';

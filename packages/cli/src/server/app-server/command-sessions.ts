@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { type CommandLaunchSpec, CommandProcess, type CommandStream } from '@fs-sandbox/broker/internal';
 import {
   type AppParams,
   type AppResult,
@@ -15,7 +16,6 @@ import {
   TERMINAL_FRAME,
   TERMINAL_FRAME_MAX_BYTES,
 } from '@fs-sandbox/policy';
-import { type CommandLaunchSpec, CommandProcess, type CommandStream } from '@fs-sandbox/broker/internal';
 import type { SessionNotifier } from '../surface.js';
 import type { AppServerSettings } from './app-server-surface.js';
 
