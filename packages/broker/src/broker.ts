@@ -10,6 +10,7 @@ import {
   type ParamsIn,
   type ParsedParams,
   type PathGuard,
+  parseSandboxContext,
   type ResultOf,
   type SandboxContext,
   type SandboxedContext,
@@ -58,6 +59,14 @@ export interface BrokerOptions {
    * context, or one routed in-process (disabled, external, unrestricted, full-disk write). Default false.
    */
   requireSandbox?: boolean;
+  /**
+   * The sandbox context (wire form) of every request that carries none (`sandbox` absent or null):
+   * the policy of a server that answers clients which send no context for some of their calls (the
+   * Codex client's project discovery). Those requests then run under it, sandboxed, instead of
+   * in-process, so `requireSandbox` refuses only requests of contexts that are themselves
+   * unsandboxed. Parsed here: a bad context fails createBroker. Default: none.
+   */
+  serverPolicy?: unknown;
   /**
    * Warm helper pool (on by default): helpers spawned ahead per sandbox shape, bounded and expiring.
    * `false` for one-shot use, where a spare would be spawned only to be killed. Ignored when a
@@ -129,6 +138,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
   const os = options.os ?? currentHostOs();
   const env = options.env ?? process.env;
   const precheck = options.precheck ?? true;
+  const serverPolicy = options.serverPolicy == null ? null : parseSandboxContext(options.serverPolicy);
   let runtime: Promise<ResolvedHelperRuntime> | null = null;
   // In-process requests need no helper bundle, only ripgrep for the methods that run it.
   let inProcessRipgrep: Promise<string | null> | null = null;
@@ -173,7 +183,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       if (closed) throw new FsError('internal_error', 'the broker is closed');
       if (!isHelperMethod(method))
         throw new FsError('invalid_request', `unknown method \`${String(method)}\``);
-      const request = parseRequest(method, rawParams, os);
+      const request = parseRequest(method, rawParams, os, serverPolicy);
       if (options.trusted === false) assertTrusted(request);
       if (options.requireSandbox) assertSandboxed(request.route);
       const answered = admitRequest(request, os);
@@ -234,6 +244,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
           runner,
           untrusted: options.trusted === false,
           requireSandbox: options.requireSandbox === true,
+          serverPolicy,
         });
       } catch (error) {
         throw asFsError(error);
@@ -265,7 +276,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
           env: commandEnv(env, request.envPolicy, request.env, os),
           terminal: request.terminal ?? null,
         };
-        const route = routeFor(sandbox as SandboxContext | null | undefined, os);
+        const route = routeFor(sandbox as SandboxContext | null | undefined, os, serverPolicy);
         if (options.requireSandbox) assertSandboxed(route);
         if (route.kind === 'sandbox') return await runner.prepareCommand(route.context, command);
         if (command.terminal !== null) {

@@ -350,3 +350,72 @@ describe('createBroker({ requireSandbox: true })', () => {
     ]);
   });
 });
+
+describe('createBroker({ serverPolicy })', () => {
+  const ok: HelperReply = { status: 'ok', payload: { operation: 'fs/writeFile', response: {} } };
+  const policy = () => workspace();
+  const own = () =>
+    ({
+      ...managed([{ path: { type: 'path', path: uri(join(dir, 'own')) }, access: 'write' }]),
+      cwd: uri(dir),
+    }) as SandboxContextInput;
+
+  it.each([
+    ['absent', undefined],
+    ['null', null],
+  ])('runs a request whose sandbox is %s under the policy, sandboxed', async (_name, sandbox) => {
+    for (const requireSandbox of [false, true]) {
+      const { broker, launches } = observedBroker(ok, { serverPolicy: policy(), requireSandbox });
+      const params = {
+        path: uri(join(dir, 'p.txt')),
+        dataBase64: 'aGk=',
+        ...(sandbox === undefined ? {} : { sandbox }),
+      };
+      const { info } = await broker.callWithInfo('fs/writeFile', params);
+      expect(info).toEqual({ sandboxed: true, backend: 'bwrap' });
+      expect(launches).toHaveLength(1);
+      await expect(stat(join(dir, 'p.txt'))).rejects.toThrow();
+    }
+  });
+
+  it("judges such a request by the policy's rules before anything runs", async () => {
+    const { broker, launches } = observedBroker(ok, { serverPolicy: own() });
+    const error = await failureOf(
+      broker.call('fs/writeFile', { path: uri(join(dir, 'p.txt')), dataBase64: 'aGk=' }),
+    );
+    expect(error.kind).toBe('permission_denied');
+    expect(launches).toHaveLength(0);
+  });
+
+  it('leaves a request with its own context to that context', async () => {
+    const { broker, launches } = observedBroker(ok, { serverPolicy: own() });
+    const { info } = await broker.callWithInfo('fs/writeFile', {
+      path: uri(join(dir, 'p.txt')),
+      dataBase64: 'aGk=',
+      sandbox: workspace(),
+    });
+    expect(info.sandboxed).toBe(true);
+    expect(launches).toHaveLength(1);
+    // An unsandboxed context of the caller is still the caller's (refused only with requireSandbox).
+    const disabled = { permissions: { type: 'disabled' } } as SandboxContextInput;
+    const plain = observedBroker(ok, { serverPolicy: own() });
+    const path = join(dir, 'caller-disabled.txt');
+    const outcome = await plain.broker.callWithInfo('fs/writeFile', {
+      path: uri(path),
+      dataBase64: 'aGk=',
+      sandbox: disabled,
+    });
+    expect(outcome.info.sandboxed).toBe(false);
+    expect(await readFile(path, 'utf8')).toBe('hi');
+  });
+
+  it('explains under it', async () => {
+    const { broker } = observedBroker(ok, { serverPolicy: own(), requireSandbox: true });
+    expect((await broker.explainAccess({ path: uri(join(dir, 'p.txt')) })).access).toBe('none');
+    expect((await broker.explainAccess({ path: uri(join(dir, 'own', 'p.txt')) })).access).toBe('write');
+  });
+
+  it('refuses a policy that does not parse when the broker is made', () => {
+    expect(() => observedBroker(ok, { serverPolicy: { permissions: { type: 'managed' } } })).toThrow(FsError);
+  });
+});

@@ -301,6 +301,13 @@ describe('shortcut commands', () => {
   it('read-only reads the whole disk and writes nothing; --writable-root implies workspace-write', async () => {
     const readOnly = await runCli(['stat', '--profile', 'read-only', '/etc'], () => ({}));
     expect(sentSandbox(readOnly).permissions.file_system.entries).toEqual([ROOT_READ]);
+    // Naming a read root means only these: the minimal roots, the cwd and the read roots.
+    const confined = await runCli(['stat', '--profile', 'read-only', '--read-root', OUT, '/etc'], () => ({}));
+    expect(sentSandbox(confined).permissions.file_system.entries).toEqual([
+      MINIMAL_READ,
+      { path: { type: 'path', path: u(PROJECT) }, access: 'read' },
+      { path: { type: 'path', path: u(OUT) }, access: 'read' },
+    ]);
 
     const implied = await runCli(['write', '--writable-root', OUT, `${OUT}/a`, 'hi']);
     const params = implied.recorded.calls[0]?.params as {
@@ -402,9 +409,15 @@ describe('shortcut commands', () => {
     );
   });
 
-  it('says in --help that read-only reads the whole disk', async () => {
+  it('says in --help what each profile reads', async () => {
     const run = await runCli(['cat', '--help']);
-    expect(run.stdout.replace(/\s+/g, ' ')).toContain('read-only (reads the WHOLE disk');
+    const help = run.stdout.replace(/\s+/g, ' ');
+    expect(help).toContain(
+      "workspace-write: writes the writable roots (default: the cwd), reads only the platform's minimal roots",
+    );
+    expect(help).toContain(
+      'read-only: writes nothing and reads the WHOLE disk, or with --read-root only the minimal roots, the cwd and the read roots',
+    );
     expect(run.stdout).toContain('--no-sandbox');
     expect(run.stdout).toContain('--read-root');
   });

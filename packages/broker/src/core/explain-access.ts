@@ -8,6 +8,7 @@ import {
   nativePathOf,
   parentPath,
   parseParams,
+  type SandboxContext,
   splitNativePath,
 } from '@fs-sandbox/policy';
 import { realOrSelf } from '../runner/path-guard.js';
@@ -21,6 +22,8 @@ export interface ExplainOptions {
   untrusted: boolean;
   /** The broker refuses in-process routes (`requireSandbox`). */
   requireSandbox: boolean;
+  /** The context of a request that carries none (the broker's `serverPolicy`). */
+  serverPolicy: SandboxContext | null;
 }
 
 /**
@@ -33,7 +36,7 @@ export async function explainPathAccess(raw: unknown, options: ExplainOptions): 
   const { os } = options;
   const parsed = parseParams('fs/explainAccess', raw);
   const path = nativePathOf(parsed.path, os);
-  const route: Route = routeFor(parsed.sandbox, os);
+  const route: Route = routeFor(parsed.sandbox, os, options.serverPolicy);
   const explanation =
     route.kind === 'in-process'
       ? inProcess(route, options)

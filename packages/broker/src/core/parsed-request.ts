@@ -1,5 +1,11 @@
 import type { HelperRequest } from '@fs-sandbox/helper';
-import { type HelperMethod, type HostOs, parseForHelper, type TouchedPath } from '@fs-sandbox/policy';
+import {
+  type HelperMethod,
+  type HostOs,
+  parseForHelper,
+  type SandboxContext,
+  type TouchedPath,
+} from '@fs-sandbox/policy';
 import { type Route, routeFor } from './routing.js';
 
 /**
@@ -15,12 +21,18 @@ export interface ParsedRequest<M extends HelperMethod = HelperMethod> {
 }
 
 /**
- * Parses `raw` params of `method` and resolves its sandbox context. Bad params, bad base64 and bad
- * contexts (including the cwd errors) fail here, before any helper exists.
+ * Parses `raw` params of `method` and resolves its sandbox context (the broker's `serverPolicy`
+ * when it carries none). Bad params, bad base64 and bad contexts (including the cwd errors) fail
+ * here, before any helper exists.
  */
-export function parseRequest<M extends HelperMethod>(method: M, raw: unknown, os: HostOs): ParsedRequest<M> {
+export function parseRequest<M extends HelperMethod>(
+  method: M,
+  raw: unknown,
+  os: HostOs,
+  serverPolicy: SandboxContext | null = null,
+): ParsedRequest<M> {
   const { params, paths, sandbox } = parseForHelper(method, raw, os);
-  const route = routeFor(sandbox, os);
+  const route = routeFor(sandbox, os, serverPolicy);
   return {
     method,
     paths,

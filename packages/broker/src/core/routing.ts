@@ -15,16 +15,21 @@ export type Route =
   | { kind: 'sandbox'; context: SandboxedContext };
 
 /**
- * Routing rule: only a context that grants everything anyway (absent, unrestricted,
- * disabled, external, full-disk write) runs in-process; every other context goes to the sandbox
- * runner. There is deliberately no fallback from the second branch to the first: if the sandbox
+ * Routing rule: a request without a context (absent or null) takes the broker's own policy when it
+ * has one (`serverPolicy`, e.g. `serve`'s profile flags); then only a context that grants
+ * everything anyway (absent, unrestricted, disabled, external, full-disk write) runs in-process;
+ * every other context goes to the sandbox runner. There is deliberately no fallback from the second branch to the first: if the sandbox
  * cannot be built, the call fails with a typed error, because running a restricted context
  * in-process would trust the helper's own path checks, which symlinks and races defeat.
  * Resolving the context also raises the exact cwd errors (non-native URI, dynamic permissions
  * without cwd) before anything runs.
  */
-export function routeFor(sandbox: SandboxContext | null | undefined, os: HostOs): Route {
-  const resolved = resolveSandboxContext(sandbox, os);
+export function routeFor(
+  sandbox: SandboxContext | null | undefined,
+  os: HostOs,
+  serverPolicy: SandboxContext | null = null,
+): Route {
+  const resolved = resolveSandboxContext(sandbox ?? serverPolicy, os);
   if (!resolved.sandboxed) return { kind: 'in-process', reason: resolved.reason };
   return { kind: 'sandbox', context: resolved };
 }

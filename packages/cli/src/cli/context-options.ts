@@ -25,17 +25,23 @@ export interface ContextFlags {
   sandbox?: string | false;
 }
 
-/** How the people-facing shortcuts differ from `explain`, which describes a context as written. */
+/** How a command's context flags are read. */
 export interface ContextDefaults {
   /**
-   * With no context flag at all: workspace-write on the cwd with the platform's minimal reads
-   * (instead of null, no sandbox). `--profile workspace-write` then also reads only the minimal
-   * roots, the cwd and the `--read-root`s instead of the whole disk.
+   * With no context flag at all: workspace-write on the cwd (instead of null, no sandbox). The
+   * shortcuts and `explain` run sandboxed by default; a server applies a policy only when given one.
    */
   sandboxByDefault?: boolean;
   /** Check that `--cwd`, `--writable-root` and `--read-root` name existing directories (on this host). */
   checkDirectories?: boolean;
 }
+
+/** What each profile reads and writes, for the help of every command that takes the flags. */
+export const PROFILE_HELP =
+  'sandbox profile. workspace-write: writes the writable roots (default: the cwd), reads only the ' +
+  "platform's minimal roots (what a program needs to start), the cwd, the writable roots and the " +
+  '--read-roots. read-only: writes nothing and reads the WHOLE disk, or with --read-root only the ' +
+  'minimal roots, the cwd and the read roots. (On Windows reads cannot be confined: both read the whole disk.)';
 
 /** Commander's accumulator for a repeatable option. */
 export const collect = (value: string, previous: string[]) => [...previous, value];
@@ -45,12 +51,7 @@ export const GLOB_CHARACTERS = /[*?[{]/;
 
 export function addContextOptions(command: Command): Command {
   return command
-    .addOption(
-      new Option(
-        '--profile <name>',
-        'sandbox profile: workspace-write (write the writable roots) or read-only (reads the WHOLE disk, writes nothing)',
-      ).choices(['read-only', 'workspace-write']),
-    )
+    .addOption(new Option('--profile <name>', PROFILE_HELP).choices(['read-only', 'workspace-write']))
     .option(
       '--cwd <dir>',
       'sandbox cwd and workspace root; relative paths resolve against it (default: the current directory)',
@@ -61,7 +62,12 @@ export function addContextOptions(command: Command): Command {
       collect,
       [],
     )
-    .option('--read-root <dir>', 'also allow reading this directory (repeatable)', collect, [])
+    .option(
+      '--read-root <dir>',
+      'allow reading this directory (repeatable); with read-only, reads are then confined as with workspace-write',
+      collect,
+      [],
+    )
     .option(
       '--deny <path|glob>',
       'deny all access to this path, or to what a glob matches (a value with * ? [ { is a glob; relative ones are under the cwd) (repeatable)',
@@ -143,10 +149,12 @@ export function contextFromFlags(
     deny: flags.deny.filter((value) => !GLOB_CHARACTERS.test(value)).map(uri),
   });
   let entries = [...profile.file_system.entries, ...reads, ...denies];
-  // Windows' restricted token confines writes only: a narrowed read set there would be refused
-  // (sandbox_unavailable) rather than enforced, so on Windows the default keeps reading the whole
-  // disk, and `explain` says so.
-  if (profileName === 'workspace-write' && defaults.sandboxByDefault && os !== 'windows') {
+  // Reads are confined for workspace-write, and for read-only as soon as --read-root names what to
+  // read (someone naming read roots means "only these"). Windows' restricted token confines writes
+  // only: a narrowed read set there would be refused (sandbox_unavailable) rather than enforced, so
+  // on Windows both keep reading the whole disk, and `explain` says so.
+  const confineReads = profileName === 'workspace-write' || readRoots.length > 0;
+  if (confineReads && os !== 'windows') {
     // Not the whole disk: the platform's minimal roots (what a program needs to start), the cwd
     // (read through its write entry or, with other writable roots, a read entry) and --read-root.
     const minimal: FileSystemEntry = {

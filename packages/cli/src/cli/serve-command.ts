@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { FsBroker } from '@fs-sandbox/broker/internal';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type AuditSink, FileAuditLog } from '../server/audit-log.js';
+import { describeEnvironment } from '../server/handshake.js';
 import { parseListenAddress } from '../server/listen-address.js';
 import { parseAllowedOrigin } from '../server/origin-check.js';
 import { createServer, type FsRpcServer, SERVER_DEFAULTS } from '../server/server.js';
@@ -15,8 +16,9 @@ import {
   brokerOptionsFrom,
 } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
-import { collect } from './context-options.js';
+import { type ContextFlags, collect } from './context-options.js';
 import { addPoolOptions, type PoolFlags, poolOptionsFrom } from './pool-flags.js';
+import { addServerPolicyOptions, type ServerPolicy, serverPolicyFrom } from './server-policy.js';
 import { escapeForTerminal } from './terminal-text.js';
 
 export interface ServeFlags extends BrokerFlags, PoolFlags {
@@ -49,12 +51,19 @@ function printStats(server: FsRpcServer, deps: CliDeps): void {
 }
 
 export function registerServeCommand(program: Command, deps: CliDeps): Command {
-  return addServerOptions(program.command('serve'), 'stdio')
+  return addServerPolicyOptions(addServerOptions(program.command('serve'), 'stdio'))
     .description(
-      'serve the filesystem methods as JSON-RPC (Codex exec-server wire format) over stdio or WebSocket',
+      'serve the filesystem methods as JSON-RPC (Codex exec-server wire format) over stdio or WebSocket; ' +
+        'the profile flags set the policy of requests that carry no sandbox (the Codex client sends none for its project discovery)',
     )
-    .action(async (flags: ServeFlags) => {
-      await runServer('serve', flags, deps, () => undefined);
+    .action(async (flags: ServeFlags & ContextFlags) => {
+      await runServer(
+        'serve',
+        flags,
+        deps,
+        () => undefined,
+        () => serverPolicyFrom(flags, deps.io),
+      );
     });
 }
 
@@ -118,15 +127,19 @@ export function addServerOptions(
     .option('--stats', 'print a statistics snapshot on stderr at exit (always available with SIGUSR1)');
 }
 
-/** Runs a server command to its end; a failure is one line on stderr and the exit code. */
+/**
+ * Runs a server command to its end; a failure is one line on stderr and the exit code.
+ * `policyFor` gives the policy of requests without a sandbox (server-policy.ts), if any.
+ */
 export async function runServer(
   name: string,
   flags: ServeFlags,
   deps: CliDeps,
   surfaceFor: (broker: FsBroker) => ProtocolSurface | undefined,
+  policyFor: () => ServerPolicy | null = () => null,
 ): Promise<void> {
   try {
-    await serve(name, flags, deps, surfaceFor);
+    await serve(name, flags, deps, surfaceFor, policyFor);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     deps.io.stderr.write(`fs-sandbox ${name}: ${escapeForTerminal(message)}\n`);
@@ -135,9 +148,9 @@ export async function runServer(
 }
 
 /** A flag value that does not parse is bad usage (exit 2), not a failed operation. */
-function parseFlag<T>(parse: (text: string) => T, text: string): T {
+function parseFlag<I, T>(parse: (input: I) => T, input: I): T {
   try {
-    return parse(text);
+    return parse(input);
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
@@ -148,8 +161,10 @@ async function serve(
   flags: ServeFlags,
   deps: CliDeps,
   surfaceFor: (broker: FsBroker) => ProtocolSurface | undefined,
+  policyFor: () => ServerPolicy | null,
 ): Promise<void> {
   const address = parseFlag(parseListenAddress, flags.listen);
+  const policy = parseFlag(policyFor, undefined);
   if (
     address.kind === 'stdio' &&
     (flags.tokenFile !== undefined || flags.allowRemote || flags.allowOrigin.length > 0)
@@ -173,7 +188,11 @@ async function serve(
     ? await FileAuditLog.open(flags.auditLog, { rawPaths: flags.auditRawPaths === true })
     : null;
   // A long-lived server is what the warm pool is for: requests find helpers spawned ahead.
-  const broker = deps.createBroker({ ...brokerOptionsFrom(flags, deps.io), pool: poolOptionsFrom(flags) });
+  const broker = deps.createBroker({
+    ...brokerOptionsFrom(flags, deps.io),
+    pool: poolOptionsFrom(flags),
+    serverPolicy: policy?.context,
+  });
   let surface: ProtocolSurface | undefined;
   try {
     surface = surfaceFor(broker);
@@ -184,6 +203,7 @@ async function serve(
   const server = createServer({
     surface,
     broker,
+    ...(policy === null ? {} : { environment: describeEnvironment(policy.cwd) }),
     concurrency: flags.concurrency,
     maxMessageBytes: flags.maxMessageBytes,
     maxUnsentBytes: flags.maxUnsentBytes,

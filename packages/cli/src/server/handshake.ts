@@ -28,15 +28,18 @@ export function repeatedInitializeError(): FsError {
   return new FsError('invalid_request', 'initialize may only be sent once per connection');
 }
 
-/** Only facts this process really has: the shell it runs commands with, nothing about providers. */
-export function describeEnvironment(): EnvironmentInfo {
+/**
+ * Only facts this process really has: the shell it runs commands with, nothing about providers.
+ * `cwd` is the server's working directory: its own, or the cwd of the policy it was given.
+ */
+export function describeEnvironment(cwd: string = process.cwd()): EnvironmentInfo {
   const os = currentHostOs();
   const temp = nativeToPathUri(tmpdir(), os);
   return {
     shell: shellOf(process.env.SHELL, os),
     executor: 'fs-sandbox',
     executorVersion: packageJson.version,
-    cwd: nativeToPathUri(process.cwd(), os),
+    cwd: nativeToPathUri(cwd, os),
     userHomeDir: nativeToPathUri(homedir(), os),
     platformOs: os,
     temporaryDirectories: [temp],
