@@ -205,6 +205,16 @@ export const LIMIT_ROWS: readonly [string, (limits: Limits) => string][] = [
     (l) =>
       `${bytes(l.processRetainedOutputBytes)} kept per process for \`process/read\`; ${bytes(l.processUnsentOutputBytes)} of unsent output notifications per connection (past it the server stops reading the commands' pipes); ${bytes(l.processStdinBufferBytes)} of pending stdin per process`,
   ],
+  [
+    'app-server commands (`process/spawn`, `command/exec`)',
+    (l) =>
+      `${bytes(l.v2DefaultOutputBytesCap)} of output kept per stream and ${duration(l.v2DefaultTimeoutMs)} of run time when the request names none; output may drain for ${duration(l.v2OutputDrainMs)} after the process exited`,
+  ],
+  [
+    'app-server watches (`fs/watch`)',
+    (l) =>
+      `${l.watchesPerConnection} watches per connection; ${count(l.watchPendingPaths)} changed paths held per watch between two \`fs/changed\` (past it they collapse into the watched path)`,
+  ],
 ];
 
 /** The `LIMITS` keys a render reads. */
