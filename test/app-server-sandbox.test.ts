@@ -183,7 +183,7 @@ describe.each(['root', 'nobody'] as const)('app-server under its policy, as %s',
       processId: 'long2',
       disableTimeout: true,
     });
-    await waitFor(() => (processesMatching(marker).length >= 2 ? true : undefined), 10_000, 'both sleeps');
+    await waitFor(() => (processesMatching(marker).length >= 2 ? true : undefined), 30_000, 'both sleeps');
     await peer.stop();
     await waitFor(
       () => (processesMatching(marker).length === 0 ? true : undefined),

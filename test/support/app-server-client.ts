@@ -1,6 +1,7 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { CLI_BIN } from '../fixtures/conformance/serve-process.js';
 import { codexBinary } from './codex-binary.js';
+import { JsonLinesChild } from './json-lines-child.js';
 
 /** One message from an app-server: a reply (id) or a notification (method). */
 export interface AppMessage {
@@ -15,33 +16,15 @@ export interface AppMessage {
  * An app-server child spoken to over stdio, line by line: `fs-sandbox app-server` or the pinned
  * reference `codex app-server`. Replies are matched by id; notifications are kept in arrival order.
  */
-export class AppServerClient {
+export class AppServerClient extends JsonLinesChild {
   readonly notifications: AppMessage[] = [];
-  stderr = '';
-  readonly exited: Promise<number | null>;
-  private buffered = '';
   private readonly replies = new Map<string | number, AppMessage>();
-  private waiters: Array<() => void> = [];
   private nextId = 1;
 
-  private constructor(readonly child: ChildProcessWithoutNullStreams) {
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      this.buffered += chunk;
-      for (let newline = this.buffered.indexOf('\n'); newline !== -1; newline = this.buffered.indexOf('\n')) {
-        const message = JSON.parse(this.buffered.slice(0, newline)) as AppMessage;
-        this.buffered = this.buffered.slice(newline + 1);
-        if (message.id !== undefined && message.method === undefined) this.replies.set(message.id, message);
-        else this.notifications.push(message);
-      }
-      this.wake();
-    });
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => {
-      this.stderr += chunk;
-    });
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-    void this.exited.then(() => this.wake());
+  protected take(line: string): void {
+    const message = JSON.parse(line) as AppMessage;
+    if (message.id !== undefined && message.method === undefined) this.replies.set(message.id, message);
+    else this.notifications.push(message);
   }
 
   /** `fs-sandbox app-server` with these flags, run as `command` (a prefix such as setpriv) if given. */
@@ -72,13 +55,13 @@ export class AppServerClient {
     return new AppServerClient(child);
   }
 
-  send(message: Record<string, unknown>): void {
-    this.child.stdin.write(`${JSON.stringify(message)}\n`);
+  sendMessage(message: Record<string, unknown>): void {
+    this.send(JSON.stringify(message));
   }
 
   async request(method: string, params?: unknown): Promise<AppMessage> {
     const id = this.nextId++;
-    this.send(params === undefined ? { id, method } : { id, method, params });
+    this.sendMessage(params === undefined ? { id, method } : { id, method, params });
     return this.replyFor(id);
   }
 
@@ -87,7 +70,7 @@ export class AppServerClient {
       clientInfo: { name: 'fs-sandbox-tests', title: null, version: '1' },
       capabilities: { experimentalApi },
     });
-    this.send({ method: 'initialized' });
+    this.sendMessage({ method: 'initialized' });
     return reply;
   }
 
@@ -119,25 +102,5 @@ export class AppServerClient {
         throw new Error(`no matching notification within ${timeoutMs} ms: ${this.stderr}`);
       await this.nextEvent(deadline);
     }
-  }
-
-  /** Half-closes stdin and waits for the exit. */
-  async stop(): Promise<number | null> {
-    this.child.stdin.end();
-    return this.exited;
-  }
-
-  private nextEvent(deadline: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, Math.max(0, Math.min(200, deadline - Date.now())));
-      this.waiters.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-
-  private wake(): void {
-    for (const wake of this.waiters.splice(0)) wake();
   }
 }

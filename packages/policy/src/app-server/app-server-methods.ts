@@ -14,14 +14,16 @@ import * as v2 from './app-server-schemas.js';
  * (`fs/readFile` is a method of both, with other params), which is why this one is its own.
  *
  * - `params`, `result`, `notifications`: the zod schemas of the wire types (app-server-schemas.ts).
- * - `operation`: a file method is one exec-server helper operation, run under the server's policy
- *   with its params converted by `toOperation` (native paths to URIs) and its result by
- *   `fromOperation`; so every V2 file request goes through the same parse, pre-checks, sandbox and
- *   helper guard as the exec-server's. Methods without one keep state on their connection (watches,
+ * - `operation`: a file method is one exec-server helper operation, run under the server's policy.
+ *   Its params are the V2 params with every path field (`paths`) turned from a native path into a
+ *   URI, the rest passed as they are (each V2 file method's fields are a subset of its operation's),
+ *   and its result is the operation's, narrowed by `fromOperation` where the V2 type has fewer
+ *   fields; so every V2 file request goes through the same parse, pre-checks, sandbox and helper
+ *   guard as the exec-server's. Methods without one keep state on their connection (watches,
  *   processes) and are answered by the server.
  * - `experimental`: answered only when the client's `initialize` opted into `experimentalApi`
  *   (the reference gates exactly these; `command/exec` gates its `permissionProfile` field).
- * - `paths`: path params and their access, for the audit log and the docs.
+ * - `paths`: path params and their access, for the audit log, the docs and the conversion above.
  */
 
 type OperationOf =
@@ -42,13 +44,14 @@ export interface AppServerMethodDescriptor {
   readonly experimental?: boolean;
   readonly operation?: {
     readonly method: OperationOf;
-    /** The operation's params without `sandbox` (the server adds its policy). */
-    toOperation(params: never, os: HostOs): Record<string, unknown>;
     fromOperation?(result: never): unknown;
   };
 }
 
-const uri = (path: string, os: HostOs) => nativeToPathUri(path, os);
+/** A method that acts on one running process or command: params in, an empty result out. */
+function control<P extends z.ZodType>(summary: string, params: P, experimental = false) {
+  return { summary, params, result: v2.v2EmptyResultSchema, paths: {}, experimental } as const;
+}
 
 export const APP_SERVER_METHOD_TABLE = {
   'fs/readFile': {
@@ -56,36 +59,21 @@ export const APP_SERVER_METHOD_TABLE = {
     params: v2.v2PathParamsSchema,
     result: v2.v2ReadFileResultSchema,
     paths: { path: 'read' },
-    operation: {
-      method: 'fs/readFile',
-      toOperation: (p: z.output<typeof v2.v2PathParamsSchema>, os: HostOs) => ({ path: uri(p.path, os) }),
-    },
+    operation: { method: 'fs/readFile' },
   },
   'fs/writeFile': {
     summary: 'Write a whole file from base64, atomically.',
     params: v2.v2WriteFileParamsSchema,
     result: v2.v2EmptyResultSchema,
     paths: { path: 'write' },
-    operation: {
-      method: 'fs/writeFile',
-      toOperation: (p: z.output<typeof v2.v2WriteFileParamsSchema>, os: HostOs) => ({
-        path: uri(p.path, os),
-        dataBase64: p.dataBase64,
-      }),
-    },
+    operation: { method: 'fs/writeFile' },
   },
   'fs/createDirectory': {
     summary: 'Make a directory (its missing parents too unless `recursive: false`).',
     params: v2.v2CreateDirectoryParamsSchema,
     result: v2.v2EmptyResultSchema,
     paths: { path: 'create' },
-    operation: {
-      method: 'fs/createDirectory',
-      toOperation: (p: z.output<typeof v2.v2CreateDirectoryParamsSchema>, os: HostOs) => ({
-        path: uri(p.path, os),
-        recursive: p.recursive,
-      }),
-    },
+    operation: { method: 'fs/createDirectory' },
   },
   'fs/getMetadata': {
     summary: 'Whether a path is a directory, a file or a symlink, and its times.',
@@ -94,7 +82,6 @@ export const APP_SERVER_METHOD_TABLE = {
     paths: { path: 'read' },
     operation: {
       method: 'fs/getMetadata',
-      toOperation: (p: z.output<typeof v2.v2PathParamsSchema>, os: HostOs) => ({ path: uri(p.path, os) }),
       fromOperation: (r: WireResultOf<'fs/getMetadata'>) => ({
         isDirectory: r.isDirectory,
         isFile: r.isFile,
@@ -112,7 +99,6 @@ export const APP_SERVER_METHOD_TABLE = {
     paths: { path: 'read' },
     operation: {
       method: 'fs/readDirectory',
-      toOperation: (p: z.output<typeof v2.v2PathParamsSchema>, os: HostOs) => ({ path: uri(p.path, os) }),
       fromOperation: (r: WireResultOf<'fs/readDirectory'>) => ({
         entries: r.entries.map(({ fileName, isDirectory, isFile }) => ({ fileName, isDirectory, isFile })),
       }),
@@ -123,28 +109,14 @@ export const APP_SERVER_METHOD_TABLE = {
     params: v2.v2RemoveParamsSchema,
     result: v2.v2EmptyResultSchema,
     paths: { path: 'remove' },
-    operation: {
-      method: 'fs/remove',
-      toOperation: (p: z.output<typeof v2.v2RemoveParamsSchema>, os: HostOs) => ({
-        path: uri(p.path, os),
-        recursive: p.recursive,
-        force: p.force,
-      }),
-    },
+    operation: { method: 'fs/remove' },
   },
   'fs/copy': {
     summary: 'Copy a file, or a tree with `recursive: true`.',
     params: v2.v2CopyParamsSchema,
     result: v2.v2EmptyResultSchema,
     paths: { sourcePath: 'read', destinationPath: 'write' },
-    operation: {
-      method: 'fs/copy',
-      toOperation: (p: z.output<typeof v2.v2CopyParamsSchema>, os: HostOs) => ({
-        sourcePath: uri(p.sourcePath, os),
-        destinationPath: uri(p.destinationPath, os),
-        recursive: p.recursive,
-      }),
-    },
+    operation: { method: 'fs/copy' },
   },
   'fs/watch': {
     summary: 'Watch a file or a directory (its direct entries); changes arrive as fs/changed.',
@@ -153,12 +125,7 @@ export const APP_SERVER_METHOD_TABLE = {
     paths: { path: 'read' },
     notifications: { 'fs/changed': v2.fsChangedNotificationSchema },
   },
-  'fs/unwatch': {
-    summary: 'Stop a watch (an unknown id is not an error).',
-    params: v2.unwatchParamsSchema,
-    result: v2.v2EmptyResultSchema,
-    paths: {},
-  },
+  'fs/unwatch': control('Stop a watch (an unknown id is not an error).', v2.unwatchParamsSchema),
   'process/spawn': {
     summary:
       'Start a process in the sandbox; output and exit arrive as process/outputDelta and process/exited.',
@@ -171,27 +138,17 @@ export const APP_SERVER_METHOD_TABLE = {
       'process/exited': v2.v2ProcessExitedNotificationSchema,
     },
   },
-  'process/writeStdin': {
-    summary: 'Write to a spawned process’s stdin, or close it.',
-    params: v2.processWriteStdinParamsSchema,
-    result: v2.v2EmptyResultSchema,
-    paths: {},
-    experimental: true,
-  },
-  'process/kill': {
-    summary: 'Kill a spawned process’s whole sandboxed tree.',
-    params: v2.processKillParamsSchema,
-    result: v2.v2EmptyResultSchema,
-    paths: {},
-    experimental: true,
-  },
-  'process/resizePty': {
-    summary: 'Resize the terminal of a process spawned with `tty: true`.',
-    params: v2.processResizePtyParamsSchema,
-    result: v2.v2EmptyResultSchema,
-    paths: {},
-    experimental: true,
-  },
+  'process/writeStdin': control(
+    'Write to a spawned process’s stdin, or close it.',
+    v2.processWriteStdinParamsSchema,
+    true,
+  ),
+  'process/kill': control('Kill a spawned process’s whole sandboxed tree.', v2.processKillParamsSchema, true),
+  'process/resizePty': control(
+    'Resize the terminal of a process spawned with `tty: true`.',
+    v2.processResizePtyParamsSchema,
+    true,
+  ),
   'command/exec': {
     summary:
       'Run a command in the sandbox (narrowed by `sandboxPolicy`/`permissionProfile`); answered when it exits.',
@@ -200,24 +157,18 @@ export const APP_SERVER_METHOD_TABLE = {
     paths: { cwd: 'read' },
     notifications: { 'command/exec/outputDelta': v2.commandExecOutputDeltaNotificationSchema },
   },
-  'command/exec/write': {
-    summary: 'Write to a running command’s stdin, or close it.',
-    params: v2.commandExecWriteParamsSchema,
-    result: v2.v2EmptyResultSchema,
-    paths: {},
-  },
-  'command/exec/resize': {
-    summary: 'Resize the terminal of a command run with `tty: true`.',
-    params: v2.commandExecResizeParamsSchema,
-    result: v2.v2EmptyResultSchema,
-    paths: {},
-  },
-  'command/exec/terminate': {
-    summary: 'Kill a running command’s whole sandboxed tree.',
-    params: v2.commandExecTerminateParamsSchema,
-    result: v2.v2EmptyResultSchema,
-    paths: {},
-  },
+  'command/exec/write': control(
+    'Write to a running command’s stdin, or close it.',
+    v2.commandExecWriteParamsSchema,
+  ),
+  'command/exec/resize': control(
+    'Resize the terminal of a command run with `tty: true`.',
+    v2.commandExecResizeParamsSchema,
+  ),
+  'command/exec/terminate': control(
+    'Kill a running command’s whole sandboxed tree.',
+    v2.commandExecTerminateParamsSchema,
+  ),
 } as const satisfies Record<string, AppServerMethodDescriptor>;
 
 type AppTable = typeof APP_SERVER_METHOD_TABLE;
@@ -267,14 +218,19 @@ export function parseAppValue<S extends z.ZodType>(schema: S, raw: unknown, subj
   return result.data;
 }
 
-/** The operation params of a file method: the exec-server's, for the server to add its sandbox to. */
+/**
+ * The operation params of a file method: the exec-server's, for the server to add its sandbox to.
+ * Every path field becomes a URI; the other fields are the operation's under the same names.
+ */
 export function operationParamsOf<M extends AppOperationMethod>(
   method: M,
   params: AppParams<M>,
   os: HostOs,
 ): Omit<ParamsIn<AppTable[M]['operation']['method']>, 'sandbox'> {
-  const operation = APP_SERVER_METHOD_TABLE[method].operation;
-  return (operation.toOperation as (params: unknown, os: HostOs) => never)(params, os);
+  const converted: Record<string, unknown> = { ...params };
+  for (const field of Object.keys(APP_SERVER_METHOD_TABLE[method].paths))
+    converted[field] = nativeToPathUri(converted[field] as string, os);
+  return converted as Omit<ParamsIn<AppTable[M]['operation']['method']>, 'sandbox'>;
 }
 
 /** A file method's V2 result from its operation's result. */
