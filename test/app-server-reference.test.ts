@@ -212,7 +212,10 @@ const STEPS: Record<string, Step> = {
       written: answerOf(written, true),
       closed: answerOf(closed, true),
       exit: exit.at(-1)?.params,
-      afterExit: answerOf(afterExit, true),
+      // The code only: right after its exit notification the reference says either `no active
+      // process for process handle "cat"` or `process "cat" is no longer running`, depending on
+      // whether it has dropped the handle yet (ours has, when it sends the notification).
+      afterExit: answerOf(afterExit, false),
       sleeper: answerOf(sleeper, true),
       killed: answerOf(killed, true),
       killedExit: killedExit.at(-1)?.params,

@@ -1,9 +1,10 @@
-import { currentHostOs, LIMITS } from '@fs-sandbox/policy';
+import { LIMITS } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import { appServerSurface } from '../server/app-server/app-server-surface.js';
 import type { CliDeps } from './cli-io.js';
-import { addContextOptions, baseDirectory, type ContextFlags, contextFromFlags } from './context-options.js';
-import { addServerOptions, runServer, type ServeFlags, UsageError } from './serve-command.js';
+import type { ContextFlags } from './context-options.js';
+import { addServerOptions, runServer, type ServeFlags } from './serve-command.js';
+import { addServerPolicyOptions, type ServerPolicy, serverPolicyFrom } from './server-policy.js';
 
 type AppServerFlags = ServeFlags & ContextFlags;
 
@@ -21,31 +22,31 @@ const APP_SERVER_CONCURRENCY = LIMITS.processesPerConnection + 8;
  * `codex app-server` is that nothing runs outside that policy.
  */
 export function registerAppServerCommand(program: Command, deps: CliDeps): void {
-  addServerOptions(addContextOptions(program.command('app-server')), 'stdio://', APP_SERVER_CONCURRENCY)
+  addServerOptions(addServerPolicyOptions(program.command('app-server')), 'stdio://', APP_SERVER_CONCURRENCY)
     .description(
       "serve the Codex app-server's V2 file, watch, process and command methods, every request under this policy",
     )
     .action(async (flags: AppServerFlags) => {
-      await runServer('app-server', flags, deps, (broker) => {
-        let context: ReturnType<typeof contextFromFlags>;
-        try {
+      await runServer(
+        'app-server',
+        flags,
+        deps,
+        (broker, policy) =>
+          appServerSurface({
+            broker,
+            // serverPolicyFrom with byDefault always describes one.
+            ...(policy as ServerPolicy),
+            requireSandbox: flags.requireSandbox === true,
+            env: deps.io.env,
+          }),
+        () => {
+          // A command's sandboxPolicy narrows the server's file-system entries, which the profile
+          // flags always describe; a context given whole could grant everything and leave nothing
+          // to narrow.
           if (flags.sandbox !== undefined)
             throw new Error('app-server takes the profile flags, not --sandbox');
-          context = contextFromFlags(flags, deps.io, currentHostOs(), {
-            sandboxByDefault: true,
-            checkDirectories: true,
-          });
-        } catch (error) {
-          throw new UsageError((error as Error).message);
-        }
-        if (context === null) throw new UsageError('app-server needs a sandboxed policy');
-        return appServerSurface({
-          broker,
-          context,
-          cwd: baseDirectory(flags, deps.io),
-          requireSandbox: flags.requireSandbox === true,
-          env: deps.io.env,
-        });
-      });
+          return serverPolicyFrom(flags, deps.io, { byDefault: true });
+        },
+      );
     });
 }

@@ -129,13 +129,14 @@ export function addServerOptions(
 
 /**
  * Runs a server command to its end; a failure is one line on stderr and the exit code.
- * `policyFor` gives the policy of requests without a sandbox (server-policy.ts), if any.
+ * `policyFor` gives the server's policy (server-policy.ts), if any; `surfaceFor` the protocol
+ * spoken, given the broker and that policy (undefined: the exec-server's).
  */
 export async function runServer(
   name: string,
   flags: ServeFlags,
   deps: CliDeps,
-  surfaceFor: (broker: FsBroker) => ProtocolSurface | undefined,
+  surfaceFor: (broker: FsBroker, policy: ServerPolicy | null) => ProtocolSurface | undefined,
   policyFor: () => ServerPolicy | null = () => null,
 ): Promise<void> {
   try {
@@ -160,7 +161,7 @@ async function serve(
   name: string,
   flags: ServeFlags,
   deps: CliDeps,
-  surfaceFor: (broker: FsBroker) => ProtocolSurface | undefined,
+  surfaceFor: (broker: FsBroker, policy: ServerPolicy | null) => ProtocolSurface | undefined,
   policyFor: () => ServerPolicy | null,
 ): Promise<void> {
   const address = parseFlag(parseListenAddress, flags.listen);
@@ -195,7 +196,7 @@ async function serve(
   });
   let surface: ProtocolSurface | undefined;
   try {
-    surface = surfaceFor(broker);
+    surface = surfaceFor(broker, policy);
   } catch (error) {
     await broker.close();
     throw error;
