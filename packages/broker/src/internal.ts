@@ -5,8 +5,13 @@
  * nothing here is an interface another project may depend on.
  */
 
-export type { CommandLaunchSpec } from './backends/backend.js';
+export { type CommandLaunchSpec, FIRST_LAUNCH_INPUT_FD } from './backends/backend.js';
 export { probeBwrap } from './backends/linux/bwrap-probe.js';
+export {
+  type KernelPath,
+  MASKED_KERNEL_PATHS,
+  READ_ONLY_KERNEL_PATHS,
+} from './backends/linux/kernel-paths.js';
 export { resolveMacosTopLevelAlias } from './backends/macos/macos-path-aliases.js';
 export { createSeatbeltBackend } from './backends/macos/seatbelt-backend.js';
 export { SANDBOX_EXEC_PATH } from './backends/macos/seatbelt-launch.js';

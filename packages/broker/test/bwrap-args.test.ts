@@ -26,16 +26,39 @@ const topLink = (path: string, target: string): PathFact => ({
   symlinksCrossed: [path],
 });
 
+/** The kernel's procfs and sysfs entries as a typical machine has them (some absent). */
+const KERNEL_FACTS: Record<string, PathFact> = {
+  '/proc/bus': dir,
+  '/proc/fs': dir,
+  '/proc/irq': dir,
+  '/proc/sys': dir,
+  '/proc/sysrq-trigger': file,
+  '/proc/acpi': dir,
+  '/proc/asound': missing,
+  '/proc/interrupts': file,
+  '/proc/kcore': file,
+  '/proc/keys': file,
+  '/proc/latency_stats': missing,
+  '/proc/sched_debug': file,
+  '/proc/scsi': dir,
+  '/proc/timer_list': file,
+  '/proc/timer_stats': missing,
+  '/sys/devices/virtual/powercap': dir,
+  '/sys/firmware': dir,
+};
+
 /** Facts for every path the builder asks about; unspecified paths are directories. */
 function factsFor(
   plan: SandboxPlan,
   known: Record<string, PathFact>,
   writableRootRealPaths = plan.writableRoots.map((w) => w.root),
   denyGlobMatches: string[] = [],
+  cpuKernelPaths: string[] = [],
 ): PathFacts {
   const paths = new Map<string, PathFact>();
-  for (const path of bwrapFactPaths(plan, runtime, denyGlobMatches)) paths.set(path, known[path] ?? dir);
-  return { paths, writableRootRealPaths, denyGlobMatches };
+  for (const path of bwrapFactPaths(plan, runtime, denyGlobMatches, cpuKernelPaths))
+    paths.set(path, known[path] ?? KERNEL_FACTS[path] ?? dir);
+  return { paths, writableRootRealPaths, denyGlobMatches, cpuKernelPaths };
 }
 
 /** bwrap's own arguments for a plan (they end at `--`; node's command line follows). */
@@ -492,7 +515,55 @@ describe('bwrapFactPaths', () => {
         '/w/docs',
         '/w/.git',
         '/w/.env',
+        ...Object.keys(KERNEL_FACTS),
       ]),
     );
+    expect(bwrapFactPaths(p, runtime, [], ['/sys/devices/system/cpu/cpu0/thermal_throttle'])).toContain(
+      '/sys/devices/system/cpu/cpu0/thermal_throttle',
+    );
+  });
+});
+
+describe("the kernel's procfs and sysfs paths", () => {
+  const sysfsArgs = (p: SandboxPlan, known: Record<string, PathFact> = {}, cpu: string[] = []) =>
+    bwrapArgs(p, factsFor(p, { ...RUNTIME_FILES, ...known }, undefined, [], cpu));
+  const workspace = plan({
+    readableRoots: ['/usr'],
+    writableRoots: [{ root: '/w', readOnlySubpaths: [], protectedNames: [] }],
+  });
+
+  it('binds /proc/sys and the other control files read-only and masks the rest, after every policy mount', () => {
+    const args = sysfsArgs(workspace).join(' ');
+    expect(args).toContain('--ro-bind /proc/sys /proc/sys');
+    expect(args).toContain('--ro-bind /proc/sysrq-trigger /proc/sysrq-trigger');
+    expect(args).toContain('--perms 0000 --ro-bind-data 5 /proc/kcore');
+    expect(args).toContain('--perms 0000 --tmpfs /proc/acpi');
+    expect(args).toContain('--remount-ro /proc/acpi');
+    expect(args.indexOf('/proc/sys')).toBeGreaterThan(args.indexOf('--bind /w /w'));
+  });
+
+  it('leaves out what this kernel lacks (a mount needs its target)', () => {
+    const args = sysfsArgs(workspace, { '/proc/kcore': missing, '/proc/sysrq-trigger': missing });
+    expect(args).not.toContain('/proc/kcore');
+    expect(args).not.toContain('/proc/sysrq-trigger');
+  });
+
+  it('masks /sys paths only where the sandbox shows /sys, and never under a deny', () => {
+    expect(sysfsArgs(workspace)).not.toContain('/sys/firmware');
+    const granted = plan({ readableRoots: ['/sys', '/usr'] });
+    expect(sysfsArgs(granted)).toContain('/sys/firmware');
+    const inside = plan({ readableRoots: ['/sys/firmware/dmi', '/usr'] });
+    expect(sysfsArgs(inside)).toContain('/sys/firmware');
+    const denied = plan({ fullDiskRead: true, deniedPaths: ['/sys'] });
+    expect(sysfsArgs(denied)).not.toContain('/sys/firmware');
+    const fullRead = plan({ fullDiskRead: true });
+    const thermal = '/sys/devices/system/cpu/cpu0/thermal_throttle';
+    expect(sysfsArgs(fullRead, {}, [thermal]).join(' ')).toContain(`--perms 0000 --tmpfs ${thermal}`);
+  });
+
+  it('is not among the mount points a warm helper checks (the host cannot replace them)', () => {
+    const p = plan({ fullDiskRead: true });
+    const { mountPoints } = buildBwrapSandbox(p, factsFor(p, RUNTIME_FILES), runtime);
+    expect(mountPoints.filter((path) => path.startsWith('/proc') || path.startsWith('/sys'))).toEqual([]);
   });
 });

@@ -511,6 +511,47 @@ describe('explain output', () => {
     ]);
   });
 
+  it('names the system call filter and the kernel paths the launch covers (only those its argv mounts)', () => {
+    const plan: SandboxPlan = {
+      os: 'linux',
+      fullDiskRead: true,
+      readableRoots: [],
+      writableRoots: [],
+      deniedPaths: [],
+      denyGlobs: [],
+      cwd: null,
+    };
+    const lines = summarizeSandbox(plan, {
+      backend: 'bwrap',
+      sandboxProgram: 'bwrap',
+      sandboxArgs: [
+        '--ro-bind',
+        '/proc/sys',
+        '/proc/sys',
+        '--perms',
+        '0000',
+        '--ro-bind-data',
+        '4',
+        '/proc/keys',
+      ],
+      runtime: 'node',
+      runtimeKind: 'node',
+      runtimeArgs: [],
+      helper: 'h.cjs',
+      helperArgs: [],
+      mountPoints: [],
+      boundRoots: [],
+      env: {},
+      inputs: { seccomp: 'AA==', emptyInputs: 1 },
+    });
+    expect(lines.slice(-4)).toEqual([
+      '  system calls no unix sockets (socketpair works), no io_uring, keyrings, bpf, perf events or userfaultfd (seccomp)',
+      '  kernel       read-only: /proc/sys',
+      '               masked: /proc/keys',
+      '  runtime      node node',
+    ]);
+  });
+
   it('quotes shell metacharacters', () => {
     expect(shellQuote("/w/it's here")).toBe(`'/w/it'\\''s here'`);
     expect(shellQuote('/usr/bin')).toBe('/usr/bin');

@@ -45,6 +45,24 @@ export function runtimeFiles(runtime: HelperRuntime): string[] {
 }
 
 /**
+ * What a launch's sandbox program reads while it sets up, on descriptors numbered from
+ * FIRST_LAUNCH_INPUT_FD in this order: the seccomp filter (bwrap's `--seccomp 3`), then
+ * `emptyInputs` descriptors that give no bytes (each the content of a file bwrap makes and binds
+ * read-only, `--ro-bind-data`). The spawner opens them there; the argv already names the numbers.
+ */
+export interface LaunchInputs {
+  /**
+   * The filter program as the kernel loads it (classic BPF), base64-encoded (a launch is shared
+   * frozen, and bytes cannot be frozen), or null for none.
+   */
+  seccomp: string | null;
+  emptyInputs: number;
+}
+
+/** Descriptor of the first launch input (right after stdin, stdout, stderr). */
+export const FIRST_LAUNCH_INPUT_FD = 3;
+
+/**
  * A launch the runner can spawn, kept in its parts: the program that builds the sandbox, then node
  * and the helper inside it. The parts stay apart so that the pool can give a warm spare its own
  * node and helper flags, and learn what was mounted, without reading an argv back; launch-command.ts
@@ -85,6 +103,8 @@ export interface LaunchSpec {
   details?: Record<string, unknown>;
   /** Existing paths the backend masked because a deny glob matched them (their identities are denied too). */
   denyGlobMatches?: string[];
+  /** Descriptors the sandbox program reads at set-up; absent: none. */
+  inputs?: LaunchInputs;
 }
 
 /**
@@ -102,6 +122,8 @@ export interface CommandLaunchSpec {
   env: Record<string, string>;
   /** The spawned program's cwd: the command's own for an unsandboxed run, `/` under a sandbox. */
   cwd: string;
+  /** Descriptors the sandbox program reads at set-up; absent: none. */
+  inputs?: LaunchInputs;
 }
 
 export type BackendName = 'bwrap' | 'seatbelt' | 'restricted-token';

@@ -4,6 +4,7 @@ import type { Stream } from 'node:stream';
 import { FsError, LIMITS } from '@fs-sandbox/policy/core';
 import type { CommandLaunchSpec } from '../backends/backend.js';
 import { commandLaunchCommand } from '../backends/launch-command.js';
+import { feedLaunchInputs, launchStdio } from './inherited-masks.js';
 
 export type CommandStream = 'stdout' | 'stderr';
 
@@ -44,13 +45,14 @@ export class CommandProcess {
     listeners: CommandListeners,
   ): Promise<CommandProcess> {
     const { file, args } = commandLaunchCommand(launch);
-    const child = spawn(file, args, {
+    const child: ChildProcess = spawn(file, args, {
       env: launch.env,
       cwd: launch.cwd,
       detached: true,
-      stdio: [stdin, 'pipe', 'pipe'],
+      stdio: launchStdio([stdin, 'pipe', 'pipe'], launch.inputs),
       windowsHide: true,
     });
+    feedLaunchInputs(child, launch.inputs);
     const command = new CommandProcess(child, stdin === 'pipe', launch.sandboxProgram !== null);
     return new Promise((resolve, reject) => {
       child.once('error', (error: NodeJS.ErrnoException) => {

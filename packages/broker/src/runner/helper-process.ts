@@ -3,7 +3,7 @@ import { encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox
 import { FsError, LIMITS, parseProgressLine, type TreeProgress } from '@fs-sandbox/policy/core';
 import type { LaunchSpec } from '../backends/backend.js';
 import { launchCommand } from '../backends/launch-command.js';
-import { helperStdio } from './inherited-masks.js';
+import { feedLaunchInputs, helperStdio } from './inherited-masks.js';
 import { launchFailure } from './launch-failure.js';
 import { ReplyReader } from './reply-reader.js';
 
@@ -47,9 +47,10 @@ export class HelperProcess {
       env: launch.env,
       cwd: '/',
       detached: true,
-      stdio: helperStdio(),
+      stdio: helperStdio(launch.inputs),
       windowsHide: true,
     });
+    feedLaunchInputs(this.child, launch.inputs);
     this.child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));
     this.child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
     // EPIPE when the helper exits before reading all of stdin: its exit status says what happened.

@@ -1,7 +1,9 @@
-import type { StdioOptions } from 'node:child_process';
+import type { ChildProcess, IOType, StdioOptions } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
+import type { Stream } from 'node:stream';
 import { inheritedDescriptors } from '@fs-sandbox/helper';
 import { FsError } from '@fs-sandbox/policy';
+import { FIRST_LAUNCH_INPUT_FD, type LaunchInputs } from '../backends/backend.js';
 
 /**
  * Descriptors libuv needs above the stdio array in the child: it moves each source descriptor
@@ -12,6 +14,39 @@ const OPEN_FILES_LIMIT = /^Max open files\s+(\d+|unlimited)/m;
 
 /** Opened once, by node, so close-on-exec: only the copies a child is given outlive an exec. */
 let devNull: number | null = null;
+
+function devNullDescriptor(): number {
+  devNull ??= openSync('/dev/null', 'r');
+  return devNull;
+}
+
+type Slot = IOType | Stream | number;
+
+/**
+ * The stdio of a launch: stdin, stdout and stderr as given, then the launch's inputs from fd 3
+ * (backend.ts LaunchInputs: a pipe the filter is written into, /dev/null for each empty input).
+ * The numbers are fixed because the argv names them; a descriptor this process passes on at one of
+ * them is replaced, which covers it as well as /dev/null would (bwrap reads each and closes it).
+ */
+export function launchStdio(stdio: [Slot, Slot, Slot], inputs: LaunchInputs | undefined): Slot[] {
+  const slots: Slot[] = [...stdio];
+  if (inputs === undefined) return slots;
+  if (slots.length !== FIRST_LAUNCH_INPUT_FD)
+    throw new FsError('internal_error', 'launch inputs start at fd 3');
+  if (inputs.seccomp !== null) slots.push('pipe');
+  for (let i = 0; i < inputs.emptyInputs; i += 1) slots.push(devNullDescriptor());
+  return slots;
+}
+
+/** Gives a started launch its inputs: the filter program into its pipe, then the pipe's end. */
+export function feedLaunchInputs(child: ChildProcess, inputs: LaunchInputs | undefined): void {
+  if (inputs?.seccomp == null) return;
+  const pipe = child.stdio[FIRST_LAUNCH_INPUT_FD] as NodeJS.WritableStream | null | undefined;
+  if (pipe == null) return;
+  // A launcher that failed to start (or died at once) closes it: its exit says what happened.
+  (pipe as NodeJS.WritableStream & { on(event: 'error', listener: () => void): void }).on('error', () => {});
+  pipe.end(Buffer.from(inputs.seccomp, 'base64'));
+}
 
 /**
  * The stdio of a helper spawn, with every descriptor this process would pass on covered by
@@ -27,9 +62,9 @@ let devNull: number | null = null;
  * the helper's own scan still closes it. One too close to the open-files limit for libuv to place
  * /dev/null there is refused, typed, rather than failing the spawn (or passed on).
  */
-export function helperStdio(): StdioOptions {
-  const stdio: Array<'pipe' | 'ignore' | number> = ['pipe', 'pipe', 'pipe'];
-  const passedOn = inheritedDescriptors();
+export function helperStdio(inputs?: LaunchInputs): StdioOptions {
+  const stdio = launchStdio(['pipe', 'pipe', 'pipe'], inputs);
+  const passedOn = inheritedDescriptors().filter((fd) => fd >= stdio.length);
   if (passedOn.length === 0) return stdio;
   const highest = Math.max(...passedOn);
   // The stdio array reaches the highest number; past the open-files limit the spawn itself fails.
@@ -40,11 +75,10 @@ export function helperStdio(): StdioOptions {
       { kind: 'sandboxPreparation' },
     );
   }
-  devNull ??= openSync('/dev/null', 'r');
   for (const fd of passedOn) {
     // 'ignore' above stderr leaves a descriptor as the exec finds it: closed, being close-on-exec.
     while (stdio.length < fd) stdio.push('ignore');
-    stdio[fd] = devNull;
+    stdio[fd] = devNullDescriptor();
   }
   return stdio;
 }

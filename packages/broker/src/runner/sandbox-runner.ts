@@ -203,6 +203,7 @@ export class SandboxRunner {
       // bwrap itself gets the allowlist only; the command's variables are set inside (--setenv).
       env: runtime.env,
       cwd: '/',
+      ...(launch.inputs === undefined ? {} : { inputs: launch.inputs }),
     };
   }
 

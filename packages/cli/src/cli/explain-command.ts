@@ -1,5 +1,13 @@
-import { type LaunchSpec, launchCommand } from '@fs-sandbox/broker/internal';
+import {
+  FIRST_LAUNCH_INPUT_FD,
+  type KernelPath,
+  type LaunchSpec,
+  launchCommand,
+  MASKED_KERNEL_PATHS,
+  READ_ONLY_KERNEL_PATHS,
+} from '@fs-sandbox/broker/internal';
 import { currentHostOs, type HostOs, parseSandboxContext, type SandboxPlan } from '@fs-sandbox/policy';
+import { decodeBpf, disassembleSeccomp } from '@fs-sandbox/policy/seccomp';
 import { type Command, Option } from 'commander';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { addContextOptions, type ContextFlags, contextFromFlags } from './context-options.js';
@@ -50,6 +58,7 @@ export function registerExplainCommand(program: Command, deps: CliDeps): void {
           deps.io.stdout.write(
             `# backend: ${launch.backend} (${platform})\n${notes}${formatCommand(command.file, command.args)}\n`,
           );
+          deps.io.stdout.write(launchInputNotes(launch).join(''));
           for (const [name, value] of Object.entries(launch.details ?? {})) {
             deps.io.stdout.write(
               `# ${name}:\n${typeof value === 'string' ? escapeLines(value) : terminalSafeJson(JSON.stringify(value, null, 2))}\n`,
@@ -119,7 +128,41 @@ export function summarizeSandbox(
     `${label('environment')}${names.length === 0 ? 'none' : names.map(escapeForTerminal).join(', ')}`,
   );
   if (plan.cwd !== null) lines.push(`${label('cwd')}${escapeForTerminal(plan.cwd)}`);
+  if (launch.inputs?.seccomp != null) {
+    lines.push(
+      `${label('system calls')}no unix sockets (socketpair works), no io_uring, keyrings, bpf, perf events or userfaultfd (seccomp)`,
+    );
+  }
+  // The kernel's own paths this launch covers, as its argv names them (only those this kernel has).
+  const covered = (entries: readonly KernelPath[]) =>
+    entries.map((entry) => entry.path).filter((path) => launch.sandboxArgs.includes(path));
+  const readOnly = covered(READ_ONLY_KERNEL_PATHS);
+  const masked = covered(MASKED_KERNEL_PATHS);
+  if (readOnly.length > 0) lines.push(`${label('kernel')}read-only: ${readOnly.join(', ')}`);
+  if (masked.length > 0)
+    lines.push(`${readOnly.length > 0 ? indent : label('kernel')}masked: ${masked.join(', ')}`);
   const why = runtimeReason === null ? '' : ` (${runtimeReason})`;
   lines.push(`${label('runtime')}${launch.runtimeKind} ${escapeForTerminal(launch.runtime)}${why}`);
   return lines;
+}
+
+/** What the descriptors the command line names hold: the filter, disassembled, then the empty inputs. */
+function launchInputNotes(launch: LaunchSpec): string[] {
+  const inputs = launch.inputs;
+  if (inputs === undefined) return [];
+  const notes: string[] = [];
+  let fd = FIRST_LAUNCH_INPUT_FD;
+  if (inputs.seccomp !== null) {
+    const program = decodeBpf(Buffer.from(inputs.seccomp, 'base64'));
+    notes.push(`# descriptor ${fd}: the seccomp filter bwrap loads (${program.length} instructions):\n`);
+    for (const line of disassembleSeccomp(program)) notes.push(`#   ${line}\n`);
+    fd += 1;
+  }
+  if (inputs.emptyInputs > 0) {
+    const last = fd + inputs.emptyInputs - 1;
+    notes.push(
+      `# descriptor${last > fd ? `s ${fd}-${last}` : ` ${fd}`}: empty (the content of the masked kernel files)\n`,
+    );
+  }
+  return notes;
 }

@@ -156,6 +156,36 @@ const FIELD_NAMES = new Map<number, string>([
 ]);
 
 /**
+ * The field of seccomp_data the accumulator holds at each instruction, on every path that reaches
+ * it (null where paths disagree or it was computed): jumps only go forward, so one pass in order
+ * sees every predecessor first.
+ */
+function loadedFields(program: readonly BpfInstruction[]): Array<number | null> {
+  const incoming: Array<Array<number | null>> = program.map(() => []);
+  const fields: Array<number | null> = [];
+  program.forEach((instruction, index) => {
+    const sources = incoming[index] as Array<number | null>;
+    const here =
+      index === 0
+        ? null
+        : sources.length > 0 && sources.every((field) => field === sources[0])
+          ? (sources[0] as number | null)
+          : null;
+    fields.push(here);
+    const { code, jt, jf, k } = instruction;
+    const after = code === BPF_OP.loadWord ? k : code === BPF_OP.andConstant ? null : here;
+    const reach = (target: number) => incoming[target]?.push(after);
+    if (code === BPF_OP.returnConstant) return;
+    if (code === BPF_OP.jump) reach(index + 1 + k);
+    else if (JUMPS.has(code)) {
+      reach(index + 1 + jt);
+      reach(index + 1 + jf);
+    } else reach(index + 1);
+  });
+  return fields;
+}
+
+/**
  * One line per instruction, jumps as absolute targets, loads named by their field, and constants
  * compared with `nr` named as calls of the program's architecture (learnt from its arch check):
  *
@@ -164,16 +194,16 @@ const FIELD_NAMES = new Map<number, string>([
  *     0002  ret  KILL_PROCESS
  */
 export function disassembleSeccomp(program: readonly BpfInstruction[]): string[] {
+  const fields = loadedFields(program);
   let arch: SeccompArch | null = null;
-  let loaded: number | null = null;
   return program.map((instruction, index) => {
     const { code, jt, jf, k } = instruction;
+    const loaded = fields[index];
     const at = (offset: number) => String(index + 1 + offset).padStart(4, '0');
     let text: string;
     let note = '';
     switch (code) {
       case BPF_OP.loadWord:
-        loaded = k;
         text = `ld   [${k}]`;
         note = FIELD_NAMES.get(k) ?? '';
         break;

@@ -148,8 +148,14 @@ function groupBySyscall(rules: readonly SyscallRule[]): Map<SyscallName, Syscall
 
 function emitSyscallBody(asm: BpfAssembler, rules: readonly SyscallRule[], fallback: number): void {
   for (const rule of rules) {
+    const conditions = rule.when ?? [];
+    // A rule without conditions decides every call that reaches it: nothing after it can run.
+    if (conditions.length === 0) {
+      asm.return(seccompReturnValue(rule.action));
+      return;
+    }
     const nextRule = asm.newLabel();
-    for (const condition of rule.when ?? []) emitCondition(asm, condition, nextRule);
+    for (const condition of conditions) emitCondition(asm, condition, nextRule);
     asm.return(seccompReturnValue(rule.action));
     asm.place(nextRule);
   }

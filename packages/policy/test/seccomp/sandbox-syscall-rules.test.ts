@@ -3,6 +3,7 @@ import { sandboxSeccompFilter } from '../../src/seccomp/sandbox-syscall-rules.js
 import {
   checkSeccompProgram,
   describeSeccompReturn,
+  disassembleSeccomp,
   runSeccompProgram,
 } from '../../src/seccomp/seccomp-decode.js';
 import { buildSeccompProgram } from '../../src/seccomp/seccomp-program.js';
@@ -69,6 +70,25 @@ describe.each(['x86_64', 'aarch64'] as const)('the sandbox filter on %s', (arch:
     const other = arch === 'x86_64' ? 0x40000003 : 0x40000028;
     expect(verdict(refused, 'socket', [AF_INET], other)).toBe('KILL_PROCESS');
     expect(verdict(refused, 'exit_group', [], other)).toBe('KILL_PROCESS');
+  });
+
+  it('disassembles with every call it compares named (as `fs-sandbox explain` prints it)', () => {
+    const lines = disassembleSeccomp(refused);
+    const notes = lines.filter((line) => line.includes(' jeq ')).map((line) => line.split('; ')[1]);
+    expect(notes.filter((note) => note !== undefined)).toEqual([
+      arch,
+      'socket',
+      'io_uring_setup',
+      'io_uring_enter',
+      'io_uring_register',
+      'keyctl',
+      'add_key',
+      'request_key',
+      'bpf',
+      'perf_event_open',
+      'userfaultfd',
+    ]);
+    expect(lines.at(-1)).toMatch(/ret {2}ALLOW$/);
   });
 
   it('lets a trusted launcher create AF_UNIX sockets when they are allowed, with the other rules kept', () => {

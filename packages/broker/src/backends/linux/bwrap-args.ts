@@ -7,7 +7,9 @@ import {
   pathStartsWith,
   relativeSegments,
 } from '@fs-sandbox/policy/core';
-import { type HelperRuntime, runtimeFiles } from '../backend.js';
+import type { SandboxSyscallOptions } from '@fs-sandbox/policy/seccomp';
+import { FIRST_LAUNCH_INPUT_FD, type HelperRuntime, runtimeFiles } from '../backend.js';
+import { MASKED_KERNEL_PATHS, READ_ONLY_KERNEL_PATHS } from './kernel-paths.js';
 import type { PathFact, PathFacts } from './path-facts.js';
 
 /**
@@ -25,6 +27,10 @@ export interface BwrapSandbox {
   boundRoots: string[];
   /** The directory the sandboxed program starts in (`/` when the plan's cwd is not shown). */
   cwd: string;
+  /** The seccomp filter bwrap loads from the first launch input (`--seccomp`), as rules to build. */
+  syscalls: SandboxSyscallOptions;
+  /** Empty launch inputs after the filter, each the content of a masked kernel file. */
+  emptyInputs: number;
 }
 
 /** Namespaces, session and capabilities: identical for every helper run. */
@@ -70,18 +76,32 @@ const READ_ONLY_VIEWS: ReadonlySet<string> = new Set(['read', 'base-read', 'dev'
 /** When two plan entries name the same path, the stricter one decides. */
 const STRICTNESS: Record<MountKind, number> = { write: 0, read: 1, deny: 2, dev: 3, proc: 3 };
 
-/** The paths whose facts `buildBwrapSandbox` reads (the backend collects exactly these). */
+/**
+ * The paths whose facts `buildBwrapSandbox` reads (the backend collects exactly these), given the
+ * per-CPU kernel paths the backend listed (kernel-paths.ts).
+ */
 export function bwrapFactPaths(
   plan: SandboxPlan,
   runtime: HelperRuntime,
   denyGlobMatches: readonly string[] = [],
+  cpuKernelPaths: readonly string[] = [],
 ): string[] {
   const paths = planMounts(plan, runtime, denyGlobMatches)
     .filter((mount) => mount.kind !== 'dev' && mount.kind !== 'proc')
     .map((mount) => mount.path);
   if (plan.cwd !== null) paths.push(plan.cwd);
   paths.push(...(plan.unshownDeniedPaths ?? []), ...(plan.unshownReadOnlyPaths ?? []));
+  paths.push(...kernelPaths(cpuKernelPaths).map((entry) => entry.path));
   return paths;
+}
+
+/** Whether the plan shows anything of /sys (only then are the sysfs masks and their facts needed). */
+export function planShowsSysfs(plan: SandboxPlan): boolean {
+  const roots = [...plan.readableRoots, ...plan.writableRoots.map((root) => root.root)];
+  return (
+    isRootReadable(plan) ||
+    roots.some((root) => pathStartsWith('linux', root, '/sys') || pathStartsWith('linux', '/sys', root))
+  );
 }
 
 export function buildBwrapSandbox(plan: SandboxPlan, facts: PathFacts, runtime: HelperRuntime): BwrapSandbox {
@@ -173,6 +193,15 @@ export function buildBwrapSandbox(plan: SandboxPlan, facts: PathFacts, runtime: 
       remounts.push(path);
     } else argv.maskFile(path);
   }
+  // Last of all mounts, so that no grant or mask of the policy can undo them.
+  for (const { path, mode } of kernelMounts(facts, emitted, rootReadable)) {
+    validatePath(path);
+    if (mode === 'read-only') args.push('--ro-bind', path, path);
+    else if (factOf(facts, path).kind === 'directory') {
+      args.push('--perms', '0000', '--tmpfs', path);
+      remounts.push(path);
+    } else argv.maskKernelFile(path);
+  }
   for (const path of remounts) args.push('--remount-ro', path);
   if (!rootReadable) args.push('--remount-ro', '/');
 
@@ -184,7 +213,14 @@ export function buildBwrapSandbox(plan: SandboxPlan, facts: PathFacts, runtime: 
   const cwd = sandboxCwd(plan, rootReadable, facts, emitted);
   args.push('--chdir', cwd);
   args.push('--');
-  return { args, mountPoints: argv.mountPoints, boundRoots: argv.boundRoots, cwd };
+  return {
+    args,
+    mountPoints: argv.mountPoints,
+    boundRoots: argv.boundRoots,
+    cwd,
+    syscalls: { unixSockets: 'refused' },
+    emptyInputs: argv.emptyInputs,
+  };
 }
 
 /**
@@ -195,12 +231,27 @@ class BwrapArgv {
   readonly args: string[];
   readonly mountPoints: string[] = [];
   readonly boundRoots: string[] = [];
+  emptyInputs = 0;
   private readonly runtimeFiles: ReadonlySet<string>;
 
   constructor(runtime: HelperRuntime, network: boolean) {
     this.runtimeFiles = new Set(runtimeFiles(runtime));
     // Only a command whose context enables the network keeps the host's network namespace.
     this.args = ISOLATION_ARGS.filter((arg) => !(network && arg === '--unshare-net'));
+    // The system call filter (sandbox-syscall-rules.ts), read from the first launch input and
+    // applied by bwrap to its init and to the program, right before it executes it.
+    this.args.push('--seccomp', String(FIRST_LAUNCH_INPUT_FD));
+  }
+
+  /**
+   * A kernel file masked as the OCI runtimes mask it, but closed to writes as well: an empty file
+   * bwrap makes from an input that gives no bytes, mode 000, bound read-only (a /dev/null bind,
+   * as denied files get, passes `test -w` though it cannot be opened).
+   */
+  maskKernelFile(path: string): void {
+    this.emptyInputs += 1;
+    const fd = FIRST_LAUNCH_INPUT_FD + this.emptyInputs;
+    this.args.push('--perms', '0000', '--ro-bind-data', String(fd), path);
   }
 
   /** The host path mounted at the same path. */
@@ -297,6 +348,38 @@ function otherSpellingsOfReadOnly(plan: SandboxPlan, mounts: Mount[], facts: Pat
     }
   }
   return [...aliases.values()];
+}
+
+/** The kernel's paths this sandbox covers (kernel-paths.ts), the per-CPU ones included. */
+function kernelPaths(
+  cpuKernelPaths: readonly string[],
+): Array<{ path: string; mode: 'read-only' | 'masked' }> {
+  return [
+    ...READ_ONLY_KERNEL_PATHS.map((entry) => ({ path: entry.path, mode: 'read-only' as const })),
+    ...MASKED_KERNEL_PATHS.map((entry) => ({ path: entry.path, mode: 'masked' as const })),
+    ...cpuKernelPaths.map((path) => ({ path, mode: 'masked' as const })),
+  ];
+}
+
+/**
+ * The kernel paths to mount: those that exist and that the sandbox shows. Everything under /proc
+ * is shown (bwrap's procfs); a /sys path where a full-disk read or a granted root shows it, or a
+ * grant lies inside it. Under a deny mask it is hidden already.
+ */
+function kernelMounts(
+  facts: PathFacts,
+  emitted: Mount[],
+  rootReadable: boolean,
+): Array<{ path: string; mode: 'read-only' | 'masked' }> {
+  return kernelPaths(facts.cpuKernelPaths ?? []).filter(({ path }) => {
+    if (factOf(facts, path).kind === 'missing') return false;
+    const parent = nearestEmittedAncestor(emitted, path);
+    if (parent !== undefined) return parent.kind !== 'deny';
+    return (
+      rootReadable ||
+      emitted.some((mount) => mount.kind !== 'deny' && pathStartsWith('linux', mount.path, path))
+    );
+  });
 }
 
 function isRootReadable(plan: SandboxPlan): boolean {

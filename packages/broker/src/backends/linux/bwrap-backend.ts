@@ -1,8 +1,9 @@
 import type { SandboxPlan } from '@fs-sandbox/policy';
 import { type HelperRuntime, helperScript, type LaunchSpec, type SandboxBackend } from '../backend.js';
-import { buildBwrapSandbox, bwrapFactPaths } from './bwrap-args.js';
+import { buildBwrapSandbox, bwrapFactPaths, planShowsSysfs } from './bwrap-args.js';
 import { locateBwrap } from './bwrap-locate.js';
-import { collectPathFacts, expandDenyGlobs } from './path-facts.js';
+import { collectPathFacts, cpuThermalThrottlePaths, expandDenyGlobs } from './path-facts.js';
+import { syscallFilterProgram } from './syscall-filter.js';
 
 export interface BwrapBackendOptions {
   /** Where FS_SANDBOX_BWRAP is read from (defaults to the broker's environment). */
@@ -19,10 +20,12 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBa
     async prepare(plan: SandboxPlan, runtime: HelperRuntime): Promise<LaunchSpec> {
       const writableRoots = plan.writableRoots.map((root) => root.root);
       const globMatches = expandDenyGlobs(plan.denyGlobs);
+      const cpuKernelPaths = planShowsSysfs(plan) ? cpuThermalThrottlePaths() : [];
       const facts = await collectPathFacts(
-        bwrapFactPaths(plan, runtime, globMatches),
+        bwrapFactPaths(plan, runtime, globMatches, cpuKernelPaths),
         writableRoots,
         globMatches,
+        cpuKernelPaths,
       );
       const sandbox = buildBwrapSandbox(plan, facts, runtime);
       const bwrap = await locateBwrap(env, [...writableRoots, ...facts.writableRootRealPaths]);
@@ -43,6 +46,7 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBa
         // broker must not act on the sandbox builder either.
         env: runtime.env,
         denyGlobMatches: globMatches,
+        inputs: { seccomp: syscallFilterProgram(sandbox.syscalls), emptyInputs: sandbox.emptyInputs },
       };
     },
   };

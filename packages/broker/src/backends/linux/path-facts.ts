@@ -10,6 +10,7 @@ import {
   splitNativePath,
 } from '@fs-sandbox/policy/core';
 import * as host from '../../runner/host-reads.js';
+import { CPU_DEVICES_DIR, CPU_THERMAL_THROTTLE } from './kernel-paths.js';
 
 /**
  * The only filesystem reads of the Linux backend. The argv builder is pure; everything it needs to
@@ -48,6 +49,8 @@ export interface PathFacts {
   paths: ReadonlyMap<string, PathFact>;
   /** Real path of each writable root that exists (a symlink inside one of these can be rewritten from inside). */
   writableRootRealPaths: readonly string[];
+  /** The per-CPU kernel paths to mask where they exist (kernel-paths.ts); absent: none. */
+  cpuKernelPaths?: readonly string[];
 }
 
 /** Linux's own limit on symlinks followed while resolving one path (ELOOP past it). */
@@ -57,6 +60,7 @@ export async function collectPathFacts(
   paths: readonly string[],
   writableRoots: readonly string[],
   denyGlobMatches: readonly string[] = [],
+  cpuKernelPaths: readonly string[] = [],
 ): Promise<PathFacts> {
   const unique = [...new Set(paths)];
   const links: LstatCache = new Map();
@@ -66,7 +70,30 @@ export async function collectPathFacts(
     denyGlobMatches,
     paths: new Map(facts),
     writableRootRealPaths: realRoots.filter((root): root is string => root !== null),
+    cpuKernelPaths,
   };
+}
+
+/** CPUs listed past this are not looked at (no machine has that many; the listing stays bounded). */
+const MAX_CPUS = 8192;
+
+/**
+ * `/sys/devices/system/cpu/cpuN/thermal_throttle` for each CPU directory (kernel-paths.ts): which
+ * exist depends on the machine, so the directory is listed. Nothing listed when it cannot be read.
+ */
+export function cpuThermalThrottlePaths(): string[] {
+  let entries: ReturnType<typeof host.readdirTyped>;
+  try {
+    entries = host.readdirTyped(CPU_DEVICES_DIR);
+  } catch {
+    return [];
+  }
+  return entries
+    .map((entry) => entry.name.toString('latin1'))
+    .filter((name) => /^cpu\d{1,5}$/.test(name))
+    .slice(0, MAX_CPUS)
+    .sort()
+    .map((name) => `${CPU_DEVICES_DIR}/${name}/${CPU_THERMAL_THROTTLE}`);
 }
 
 /**
