@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { truncateSync } from 'node:fs';
+import { statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LIMITS } from '@fs-sandbox/policy/core';
 import { describe, expect, it } from 'vitest';
@@ -79,12 +79,22 @@ describe('fs/readTextFile', () => {
     expect(error.message).toMatch(/is not a text file/);
   });
 
-  it('refuses a text over the cap as file_too_large, naming the cap', async () => {
+  it('streams a file over the cap: its window, without the sha256, and refuses a window that is not text', async () => {
     const path = fileWith('');
-    truncateSync(path, LIMITS.textMaxBytes + 1);
-    const error = await fails('fs/readTextFile', { path: uri(path) });
-    expectKind(error, 'file_too_large', -32600);
-    expect(error.message).toContain('16 MiB');
+    const lines = Array.from({ length: 20_000 }, (_, i) => `${i + 1} ${'x'.repeat(1000)}\n`).join('');
+    writeFileSync(path, lines);
+    expect(statSync(path).size).toBeGreaterThan(LIMITS.textMaxBytes);
+    const tail = await read(path, { tail: 2 });
+    expect(tail).toMatchObject({ startLine: 19_999, lineCount: 2, totalLines: 20_000, truncated: false });
+    expect(tail.content).toBe(`19999 ${'x'.repeat(1000)}\n20000 ${'x'.repeat(1000)}\n`);
+    expect(tail.sha256).toBeUndefined();
+    const whole = await read(path);
+    expect(whole.truncated).toBe(true);
+    expect(Buffer.byteLength(whole.content as string)).toBeLessThanOrEqual(LIMITS.textMaxBytes);
+    expect(Buffer.byteLength(whole.content as string)).toBeGreaterThan(LIMITS.textMaxBytes - 1010);
+    const zeros = fileWith('', 'zeros');
+    truncateSync(zeros, LIMITS.textMaxBytes + 1);
+    expectKind(await fails('fs/readTextFile', { path: uri(zeros), head: 1 }), 'binary_file', -32600);
   });
 
   describe('windows', () => {

@@ -83,9 +83,10 @@ export const LIMITS = {
   copyMaxBytes: 8 * 1024 * 1024 * 1024,
   denyGlobScanMaxDepth: 32,
   /**
-   * The largest text fs/readTextFile and fs/edit read. Both decode the whole file (its sha256 and
-   * `totalLines` describe all of it, and an edit must see every match), so this bounds the helper's
-   * memory per text request; an edit whose result would be larger is refused too.
+   * The largest text fs/edit reads, and fs/readTextFile decodes whole (its sha256 and `totalLines`
+   * describe all of it, and an edit must see every match): this bounds the helper's memory per text
+   * request. A larger file's readTextFile window is streamed (without a sha256), its content at
+   * most this many bytes; an edit whose result would be larger is refused.
    */
   textMaxBytes: 16 * 1024 * 1024,
   /** fs/edit: edits per request, and the UTF-8 bytes of each `oldText` and `newText`. */

@@ -162,6 +162,12 @@ export const FILE_TOOLS = [
       const path = scope.directories.uri(args.path);
       const read = await scope.call('fs/readTextFile', { path });
       refuseCut(args.path, read);
+      // A file over the text cap is read by streaming, without the hash the write is checked with.
+      if (read.sha256 === undefined)
+        throw new FsError(
+          'file_too_large',
+          `${args.path} is larger than ${LIMITS.textMaxBytes} bytes: too large to edit`,
+        );
       const before = toLf(read.content);
       const after = applyLooseEdits(before, args.edits);
       const diff = fencedDiff(before, after, scope.directories.nativePath(args.path));

@@ -1,17 +1,12 @@
 import type { HelperParamsOf } from '@fs-sandbox/policy';
-import {
-  assertTextWindow,
-  LIMITS,
-  lineBreakKindOf,
-  type PathGuard,
-  splitLines,
-} from '@fs-sandbox/policy/core';
+import { assertTextWindow, LIMITS, lineBreakKindOf, splitLines } from '@fs-sandbox/policy/core';
 import { sha256OfBytes } from '../hash-file.js';
 import { openRegularFile, type RegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
 import { fromOsError } from '../os-error.js';
 import { optionalCount, pathParam } from '../params.js';
 import { decodeText, textTooLarge } from '../text-codec.js';
+import { type LineWindow, streamTextWindow } from '../text-window-stream.js';
 import { readOpenedFile } from './read-file.js';
 
 type TextWindow = HelperParamsOf<'fs/readTextFile'>;
@@ -25,24 +20,22 @@ export async function readTextBytes(file: RegularFile, path: string): Promise<Bu
   }
 }
 
-async function readTextFileBytes(path: string, guard: PathGuard | null): Promise<Buffer> {
-  const file = await openRegularFile(path, { guard });
-  try {
-    return await readTextBytes(file, path);
-  } finally {
-    await file.handle.close();
-  }
+/** The window the params name: the last `tail` lines, or `count` lines from the 0-based `first`. */
+function windowOf(params: TextWindow): LineWindow {
+  if (params.tail != null) return { kind: 'tail', count: params.tail };
+  if (params.head != null) return { kind: 'from', first: 0, count: params.head };
+  return { kind: 'from', first: (params.line ?? 1) - 1, count: params.limit ?? Number.POSITIVE_INFINITY };
 }
 
-/** 0-based index of the window's first line and how many lines it spans. */
-function windowOf(params: TextWindow, totalLines: number): { first: number; count: number } {
-  if (params.tail != null) {
-    const count = Math.min(params.tail, totalLines);
-    return { first: totalLines - count, count };
-  }
-  if (params.head != null) return { first: 0, count: params.head };
-  return { first: (params.line ?? 1) - 1, count: params.limit ?? Number.POSITIVE_INFINITY };
+/** 0-based index of the window's first line and how many lines it spans, in a text of `totalLines`. */
+function linesOf(window: LineWindow, totalLines: number): { first: number; count: number } {
+  if (window.kind === 'from') return window;
+  const count = Math.min(window.count, totalLines);
+  return { first: totalLines - count, count };
 }
+
+/** Bytes per read of a streamed window: large enough that a 600 MiB log is a few hundred reads. */
+const STREAM_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * The window's lines within `maxBytes` of UTF-8: whole lines only, except that a first line longer
@@ -93,24 +86,43 @@ export const readTextFileOperation: Operation<'fs/readTextFile'> = {
     return params;
   },
   async run(params, context) {
-    const bytes = await readTextFileBytes(params.path, context.guard);
-    const decoded = decodeText(bytes, params.path);
-    const lines = splitLines(decoded.text);
-    const { first, count } = windowOf(params, lines.length);
-    const window = boundedLines(lines.slice(first, first + count), params.maxBytes);
-    return {
-      response: {
-        content: window.content,
-        startLine: first + 1,
-        lineCount: window.lineCount,
-        totalLines: lines.length,
-        truncated: window.truncated,
-        encoding: decoded.encoding,
-        bom: decoded.bom,
-        lineEnding: lineBreakKindOf(decoded.text),
-        sizeBytes: bytes.length,
-        sha256: await sha256OfBytes(bytes),
-      },
-    };
+    const file = await openRegularFile(params.path, { guard: context.guard });
+    try {
+      const window = windowOf(params);
+      if (file.size > LIMITS.textMaxBytes) {
+        // Too large to decode whole: streamed (text-window-stream.ts), the content still bounded
+        // by the text cap whatever maxBytes asks, so the reply stays within the helper's bound.
+        const maxBytes = Math.min(params.maxBytes, LIMITS.textMaxBytes);
+        const streamed = await streamTextWindow(
+          file,
+          params.path,
+          window,
+          { chunkBytes: STREAM_CHUNK_BYTES, maxBytes },
+          (lines) => boundedLines(lines, maxBytes),
+        );
+        return { response: { ...streamed } };
+      }
+      const bytes = await readTextBytes(file, params.path);
+      const decoded = decodeText(bytes, params.path);
+      const lines = splitLines(decoded.text);
+      const { first, count } = linesOf(window, lines.length);
+      const cut = boundedLines(lines.slice(first, first + count), params.maxBytes);
+      return {
+        response: {
+          content: cut.content,
+          startLine: first + 1,
+          lineCount: cut.lineCount,
+          totalLines: lines.length,
+          truncated: cut.truncated,
+          encoding: decoded.encoding,
+          bom: decoded.bom,
+          lineEnding: lineBreakKindOf(decoded.text),
+          sizeBytes: bytes.length,
+          sha256: await sha256OfBytes(bytes),
+        },
+      };
+    } finally {
+      await file.handle.close();
+    }
   },
 };

@@ -24,8 +24,12 @@ export const readTextFileResultSchema = z.object({
   bom: z.boolean(),
   lineEnding: z.enum(LINE_ENDINGS),
   sizeBytes: u64Schema,
-  /** Of the whole file's bytes, as fs/edit's and fs/writeFile's `expectedSha256` expect it. */
-  sha256: z.string(),
+  /**
+   * Of the whole file's bytes, as fs/edit's and fs/writeFile's `expectedSha256` expect it. Absent
+   * for a file larger than LIMITS.textMaxBytes: its window is read by streaming, without hashing
+   * the whole file (fs/edit reads texts up to that size only).
+   */
+  sha256: z.string().optional(),
 });
 
 export const editResultSchema = z.object({
