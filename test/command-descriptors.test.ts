@@ -9,8 +9,9 @@ import { cliEnv, createFixture, type Fixture, removeFixture, workspaceContext } 
 /**
  * A descriptor survives exec, bwrap and every namespace: one that the broker's parent left open on
  * a directory outside every root would let a sandboxed command read and write there as
- * /proc/self/fd/N. The CLI closes what it inherits when it starts; the library refuses to run a
- * command while such a descriptor is open. Real bwrap, the host checked afterwards.
+ * /proc/self/fd/N. The CLI closes what it inherits when it starts; the library spawns every command
+ * with /dev/null at each such number, so nothing needs closing first. Real bwrap, the host checked
+ * afterwards.
  */
 
 let fixture: Fixture;
@@ -72,13 +73,17 @@ describe('descriptors a command could inherit', () => {
     });
   }
 
-  it('the library refuses to prepare a command while such a descriptor is open, naming it', async () => {
+  it('broker.run: fd 200 open on a directory outside reaches nothing, and the command still runs', async () => {
+    const before = readdirSync(fixture.outside).sort();
     const script = `
       import { createBroker } from ${JSON.stringify(pathToFileURL(join(REPO, 'packages/broker/dist/index.js')).href)};
       const broker = createBroker({ pool: false });
       try {
-        await broker.prepareCommand(${JSON.stringify(workspaceContext(fixture))}, { argv: ['true'], cwd: ${JSON.stringify(fixture.ws)}, env: { PATH: '/usr/bin:/bin' } });
-        console.log('prepared');
+        const result = await broker.run(
+          ['sh', '-c', 'cat /proc/self/fd/200/secret.txt; echo planted > /proc/self/fd/200/planted.txt; ls -l /proc/self/fd/ | grep -c " 200 -> "; echo ran'],
+          { cwd: ${JSON.stringify(pathToFileURL(fixture.ws).href)}, sandbox: ${JSON.stringify(workspaceContext(fixture))} },
+        );
+        console.log(JSON.stringify(result));
       } catch (error) {
         console.log(JSON.stringify({ kind: error.kind, message: error.message }));
       } finally {
@@ -91,9 +96,12 @@ describe('descriptors a command could inherit', () => {
       fixture.outside,
     );
     expect(run.stderr).toBe('');
-    const outcome = JSON.parse(run.stdout.trim());
-    expect(outcome.kind).toBe('sandbox_unavailable');
-    const listed = /holds descriptors? ([\d, ]+) without close-on-exec/.exec(outcome.message)?.[1] ?? '';
-    expect(listed.split(', ')).toContain('200');
+    const result = JSON.parse(run.stdout.trim());
+    // Not refused: the descriptor reaches the command as /dev/null, which has no entries.
+    expect(result.stdout).toMatch(/ran\n$/);
+    expect(result.stdout).not.toContain(fixture.secretText.trim());
+    expect(result.sandboxed).toBe(true);
+    expect(existsSync(join(fixture.outside, 'planted.txt'))).toBe(false);
+    expect(readdirSync(fixture.outside).sort()).toEqual(before);
   });
 });

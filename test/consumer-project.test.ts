@@ -33,7 +33,9 @@ import { ensureBuilt, newestMtime, REPO } from './support/build.js';
  */
 
 const PACKAGES = ['policy', 'helper', 'broker', 'cli'] as const;
-const FIXTURE = join(REPO, 'test/fixtures/consumer/consumer.ts');
+const FIXTURES = join(REPO, 'test/fixtures/consumer');
+/** The library's command example: docs/library.md shows this file whole. */
+const COMMANDS_EXAMPLE = join(FIXTURES, 'commands.ts');
 const TSC = join(REPO, 'node_modules/typescript/bin/tsc');
 
 interface Packed {
@@ -304,7 +306,8 @@ describe('a project outside the workspace that installs the packed packages', ()
         devDependencies: { '@types/node': rootManifest.devDependencies['@types/node'] },
       }),
     );
-    copyFileSync(FIXTURE, join(project, 'consumer.ts'));
+    for (const file of ['consumer.ts', 'commands.ts'])
+      copyFileSync(join(FIXTURES, file), join(project, file));
     for (const [name, options] of Object.entries(CONFIGS)) {
       const compilerOptions = {
         ...options,
@@ -320,7 +323,7 @@ describe('a project outside the workspace that installs the packed packages', ()
       };
       writeFileSync(
         join(project, `tsconfig.${name}.json`),
-        JSON.stringify({ compilerOptions, files: ['consumer.ts'] }),
+        JSON.stringify({ compilerOptions, files: ['consumer.ts', 'commands.ts'] }),
       );
     }
 
@@ -432,6 +435,50 @@ describe('a project outside the workspace that installs the packed packages', ()
     });
     expect(readFileSync(join(workspace, 'hello.txt'), 'utf8')).toBe(text);
     expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it('runs the command example from a shell holding an open descriptor: a denied write, a streamed command, a refusal', async () => {
+    await checks.nodenext;
+    const workspace = join(base, 'commands-ws');
+    const outside = join(base, 'commands-outside');
+    mkdirSync(workspace);
+    mkdirSync(outside);
+    // fd 251 open on the outside directory, not close-on-exec, as a shell's `exec 251<dir` leaves it.
+    const result = await run(
+      'bash',
+      ['-c', 'exec 251<"$2"; exec "$0" out/commands.js "$1" "$2"', process.execPath, workspace, outside],
+      { cwd: project },
+    );
+    expect(result.code, output('node out/commands.js', result)).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.written).toMatchObject({
+      exitCode: 0,
+      stdout: 'hello\n',
+      sandboxed: true,
+      timedOut: false,
+    });
+    expect(readFileSync(join(workspace, 'note.txt'), 'utf8')).toBe('hello\n');
+    expect(report.denied.exitCode).not.toBe(0);
+    // The outside directory is not in the sandbox at all.
+    expect(report.denied.stderr).toMatch(/Directory nonexistent|No such file/);
+    expect(readdirSync(outside)).toEqual([]);
+    expect(report.arrivals.map((arrival: { line: string }) => arrival.line)).toEqual([
+      'got one',
+      'got two',
+      'got three',
+    ]);
+    // Streamed: the first line came well before the last (the command sleeps between them).
+    const [first, , last] = report.arrivals as Array<{ afterMs: number }>;
+    expect((last?.afterMs ?? 0) - (first?.afterMs ?? 0)).toBeGreaterThanOrEqual(300);
+    expect(report.streamed).toEqual({ exitCode: 0, timedOut: false, capReached: false, sandboxed: true });
+    expect(report.refused).toBe('permission_denied');
+  });
+
+  it('is the example docs/library.md shows, whole', () => {
+    const docs = readFileSync(join(REPO, 'docs/library.md'), 'utf8');
+    const example = readFileSync(COMMANDS_EXAMPLE, 'utf8');
+    const blocks = [...docs.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]);
+    expect(blocks).toContain(example);
   });
 
   it('runs the installed CLI', async () => {

@@ -63,7 +63,7 @@ async function warmUp(sandbox: SandboxContextInput): Promise<void> {
  * without the mount check (no mount points given to it): the control that shows the hazard is real.
  */
 async function controlHelper(
-  sandbox: unknown,
+  sandbox: SandboxContextInput,
   options: { mountCheck: boolean },
 ): Promise<{
   helper: HelperProcess;

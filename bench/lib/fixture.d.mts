@@ -1,4 +1,6 @@
 /** Types of fixture.mjs for the tests that drive bench modules. */
+import type { SandboxContextInput } from '@fs-sandbox/broker';
+
 export interface BenchFixture {
   base: string;
   ws: string;
@@ -10,4 +12,4 @@ export interface BenchFixture {
 export function createFixture(): BenchFixture;
 export function writePatternFile(path: string, bytes: number): void;
 export function uri(path: string): string;
-export function sandboxFor(fixture: BenchFixture): object;
+export function sandboxFor(fixture: BenchFixture): SandboxContextInput;

@@ -203,7 +203,7 @@ export const LIMIT_ROWS: readonly [string, (limits: Limits) => string][] = [
   [
     'command output and input',
     (l) =>
-      `${bytes(l.processRetainedOutputBytes)} kept per process for \`process/read\`; ${bytes(l.processUnsentOutputBytes)} of unsent output notifications per connection (past it the server stops reading the commands' pipes); ${bytes(l.processStdinBufferBytes)} of pending stdin per process`,
+      `${bytes(l.processRetainedOutputBytes)} kept per process for \`process/read\`; ${bytes(l.processUnsentOutputBytes)} of unsent output notifications per connection (past it the server stops reading the commands' pipes); ${bytes(l.processStdinBufferBytes)} of pending stdin per process; ${bytes(l.commandRunOutputBytes)} of output collected by a library \`broker.run\` (its \`outputBytesCap\` at most)`,
   ],
   [
     'app-server commands (`process/spawn`, `command/exec`)',

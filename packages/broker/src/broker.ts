@@ -7,18 +7,27 @@ import {
   isFsError,
   isHelperMethod,
   isWriteClassMethod,
+  nativePathOf,
   type ParamsIn,
   type ParsedParams,
   type PathGuard,
   parseSandboxContext,
   type ResultOf,
-  type SandboxContext,
+  type SandboxContextInput,
   type SandboxedContext,
   type TouchedPath,
 } from '@fs-sandbox/policy';
 import type { CommandLaunchSpec, SandboxBackend } from './backends/backend.js';
 import { selectBackend } from './backends/select-backend.js';
 import type { Broker, CallInfo, CallOptions } from './broker-api.js';
+import {
+  parseCommandRequest,
+  type RunOptions,
+  type RunResult,
+  runOutputCap,
+  type SpawnedCommand,
+  type SpawnOptions,
+} from './command-api.js';
 import { admitRequest } from './core/admission.js';
 import { BatchPlan } from './core/batch-plan.js';
 import { explainPathAccess } from './core/explain-access.js';
@@ -41,6 +50,7 @@ import {
 import type { HelperRuntimeChoice } from './runner/runtime-choice.js';
 import { type PreparedSandbox, type SandboxCommand, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
+import { runCommand, startCommand } from './runner/spawned-command.js';
 
 export interface BrokerOptions {
   /** Host OS rules for paths and backends (default: this host). */
@@ -112,19 +122,35 @@ export interface FsBroker extends Broker {
     options?: CallOptions,
   ): Promise<{ result: ResultOf<M>; info: CallInfo }>;
   /** The plan, the exact platform launch and the path guard a sandbox context produces, without running it. */
-  prepareSandbox(sandbox: unknown): Promise<PreparedSandbox>;
+  prepareSandbox(sandbox: SandboxContextInput | null): Promise<PreparedSandbox>;
   /** The warm pool's counters and live helpers, or null when this broker has no pool. */
   poolStats(): PoolStats | null;
   /**
-   * The launch of one command (process/start) under its sandbox context. It runs unsandboxed only
-   * where the context grants everything anyway (as a helper operation would run in-process), and
-   * never so with `requireSandbox`.
+   * Runs one command under its sandbox context to its end: `{ exitCode, stdout, stderr }` (strings,
+   * Buffers with `encoding: 'buffer'`), bounded by `outputBytesCap` (default and most:
+   * LIMITS.commandRunOutputBytes). A refusal (a denied cwd, a program the sandbox does not show, an
+   * untrusted broker) rejects with an FsError; the command's own failure is its exit code.
    */
-  prepareCommand(sandbox: unknown, request: CommandRequest): Promise<CommandLaunchSpec>;
+  run(argv: readonly string[], options: RunOptions & { encoding: 'buffer' }): Promise<RunResult<Buffer>>;
+  run(argv: readonly string[], options?: RunOptions): Promise<RunResult<string>>;
+  /** Starts one command under its sandbox context: its stdout and stderr stream, stdin is writable. */
+  spawn(argv: readonly string[], options?: SpawnOptions): Promise<SpawnedCommand>;
+  /**
+   * The launch of one command (process/start) under its sandbox context, what `run` and `spawn`
+   * start. It runs unsandboxed only where the context grants everything anyway (as a helper
+   * operation would run in-process), and never so with `requireSandbox`.
+   */
+  prepareCommand(
+    sandbox: SandboxContextInput | null,
+    request: CommandLaunchRequest,
+  ): Promise<CommandLaunchSpec>;
 }
 
-/** A command as process/start asks for it: the environment is built from `env` and `envPolicy`. */
-export interface CommandRequest {
+/**
+ * A command as process/start asks for it, its cwd native: the environment is built from `env` and
+ * `envPolicy`.
+ */
+export interface CommandLaunchRequest {
   argv: string[];
   /** Native absolute path. */
   cwd: string;
@@ -231,6 +257,54 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     }
   }
 
+  async function prepareCommand(
+    sandbox: SandboxContextInput | null,
+    request: CommandLaunchRequest,
+  ): Promise<CommandLaunchSpec> {
+    try {
+      if (closed) throw new FsError('internal_error', 'the broker is closed');
+      if (options.trusted === false) throw untrustedCommand();
+      const command: SandboxCommand = {
+        argv: request.argv,
+        cwd: request.cwd,
+        env: commandEnv(env, request.envPolicy, request.env, os),
+        terminal: request.terminal ?? null,
+      };
+      const route = routeFor(parseSandboxContext(sandbox), os, serverPolicy);
+      if (options.requireSandbox) assertSandboxed(route);
+      if (route.kind === 'sandbox') return await runner.prepareCommand(route.context, command);
+      if (command.terminal !== null) {
+        throw new FsError('sandbox_unavailable', 'a terminal is given to sandboxed commands only', {
+          kind: 'ttyUnavailable',
+        });
+      }
+      return { backend: null, sandboxProgram: null, sandboxArgs: [], ...command };
+    } catch (error) {
+      throw asFsError(error);
+    }
+  }
+
+  /** `spawn` and `run` once their options are parsed: process/start's launch, then the process. */
+  async function spawnParsed(
+    request: ParsedParams<'process/start'>,
+    stdin: SpawnOptions['stdin'] & {},
+    signal: AbortSignal | undefined,
+    outputBytesCap: number | null,
+  ): Promise<SpawnedCommand> {
+    const launch = await prepareCommand(request.sandbox ?? null, {
+      argv: request.argv,
+      cwd: nativePathOf(request.cwd, os),
+      env: request.env,
+      envPolicy: request.envPolicy,
+    });
+    return startCommand(launch, {
+      stdin,
+      signal,
+      timeoutMs: request.timeoutMs ?? null,
+      outputBytesCap: outputBytesCap ?? request.outputBytesCap ?? null,
+    });
+  }
+
   return {
     callWithInfo,
     async call(method, params, callOptions) {
@@ -252,7 +326,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     },
     async prepareSandbox(sandbox) {
       try {
-        const route = routeFor(sandbox as SandboxContext | null | undefined, os);
+        const route = routeFor(parseSandboxContext(sandbox), os);
         if (route.kind === 'in-process') {
           throw new FsError(
             'invalid_params',
@@ -267,24 +341,25 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     poolStats() {
       return pool?.stats() ?? null;
     },
-    async prepareCommand(sandbox, request) {
+    prepareCommand,
+    async spawn(argv, spawnOptions = {}) {
       try {
-        if (options.trusted === false) throw untrustedCommand();
-        const command: SandboxCommand = {
-          argv: request.argv,
-          cwd: request.cwd,
-          env: commandEnv(env, request.envPolicy, request.env, os),
-          terminal: request.terminal ?? null,
-        };
-        const route = routeFor(sandbox as SandboxContext | null | undefined, os, serverPolicy);
-        if (options.requireSandbox) assertSandboxed(route);
-        if (route.kind === 'sandbox') return await runner.prepareCommand(route.context, command);
-        if (command.terminal !== null) {
-          throw new FsError('sandbox_unavailable', 'a terminal is given to sandboxed commands only', {
-            kind: 'ttyUnavailable',
-          });
-        }
-        return { backend: null, sandboxProgram: null, sandboxArgs: [], ...command };
+        const { stdin = 'pipe', signal, ...wire } = spawnOptions;
+        return await spawnParsed(parseCommandRequest(argv, wire), stdin, signal, null);
+      } catch (error) {
+        throw asFsError(error);
+      }
+    },
+    // The overloads are the interface's; one body serves both.
+    async run(argv: readonly string[], runOptions: RunOptions = {}): Promise<RunResult<string & Buffer>> {
+      try {
+        const { stdin, encoding = 'utf8', signal, ...wire } = runOptions;
+        const request = parseCommandRequest(argv, wire);
+        const cap = runOutputCap(request.outputBytesCap);
+        const spawned = await spawnParsed(request, stdin === undefined ? 'ignore' : 'pipe', signal, cap);
+        const { exit, stdout, stderr } = await runCommand(spawned, stdin);
+        const text = (bytes: Buffer) => (encoding === 'buffer' ? bytes : bytes.toString('utf8'));
+        return { ...exit, stdout: text(stdout), stderr: text(stderr) } as RunResult<string & Buffer>;
       } catch (error) {
         throw asFsError(error);
       }

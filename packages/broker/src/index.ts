@@ -28,8 +28,17 @@ export { createBwrapBackend } from './backends/linux/bwrap-backend.js';
 export { locateBwrap } from './backends/linux/bwrap-locate.js';
 export { collectPathFacts, type PathFact, type PathFacts } from './backends/linux/path-facts.js';
 export { selectBackend } from './backends/select-backend.js';
-export { type BrokerOptions, createBroker, type FsBroker } from './broker.js';
+export { type BrokerOptions, type CommandLaunchRequest, createBroker, type FsBroker } from './broker.js';
 export { type Broker, type CallInfo, type CallOptions, type FsMethod, isFsMethod } from './broker-api.js';
+export type {
+  CommandExit,
+  CommandOptions,
+  CommandRequest,
+  RunOptions,
+  RunResult,
+  SpawnedCommand,
+  SpawnOptions,
+} from './command-api.js';
 export type { PoolOptions } from './pool/pool-options.js';
 export type { PoolStats } from './pool/pool-stats.js';
 export { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';

@@ -16,7 +16,7 @@ export { resolveMacosTopLevelAlias } from './backends/macos/macos-path-aliases.j
 export { createSeatbeltBackend } from './backends/macos/seatbelt-backend.js';
 export { SANDBOX_EXEC_PATH } from './backends/macos/seatbelt-launch.js';
 export { createWindowsBackend } from './backends/windows/restricted-token-backend.js';
-export type { CommandRequest } from './broker.js';
+export type { CommandLaunchRequest } from './broker.js';
 export { FS_METHODS } from './broker-api.js';
 export { routeFor } from './core/routing.js';
 export * from './index.js';

@@ -60,7 +60,13 @@ async function runCli(
       };
     },
     async prepareCommand() {
-      throw new Error('not used by the CLI');
+      throw new Error('not used by these cases');
+    },
+    async run() {
+      throw new Error('not used by these cases');
+    },
+    async spawn() {
+      throw new Error('not used by these cases');
     },
     async explainAccess(params) {
       recorded.calls.push({

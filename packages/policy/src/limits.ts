@@ -99,6 +99,11 @@ export const LIMITS = {
   /** Longest `timeoutMs` a command may ask for, and longest `waitMs` of one process/read. */
   processMaxTimeoutMs: 24 * 60 * 60 * 1000,
   processReadMaxWaitMs: 30_000,
+  /**
+   * The output a library `broker.run` collects (stdout and stderr together), and the most its
+   * `outputBytesCap` may ask for: it is held in memory until the command ends (`spawn` streams).
+   */
+  commandRunOutputBytes: 64 * 1024 * 1024,
   /** Output kept per process for process/read (oldest chunks dropped beyond it). */
   processRetainedOutputBytes: 1024 * 1024,
   /**

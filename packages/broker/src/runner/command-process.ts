@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import type { Stream } from 'node:stream';
+import type { Stream, Writable } from 'node:stream';
 import { FsError, LIMITS } from '@fs-sandbox/policy/core';
 import type { CommandLaunchSpec } from '../backends/backend.js';
 import { commandLaunchCommand } from '../backends/launch-command.js';
-import { feedLaunchInputs, launchStdio } from './inherited-masks.js';
+import { coveredStdio, feedLaunchInputs } from './inherited-masks.js';
 
 export type CommandStream = 'stdout' | 'stderr';
 
@@ -49,7 +49,8 @@ export class CommandProcess {
       env: launch.env,
       cwd: launch.cwd,
       detached: true,
-      stdio: launchStdio([stdin, 'pipe', 'pipe'], launch.inputs),
+      // Descriptors this process would pass on reach the command as /dev/null (inherited-masks.ts).
+      stdio: coveredStdio([stdin, 'pipe', 'pipe'], launch.inputs),
       windowsHide: true,
     });
     feedLaunchInputs(child, launch.inputs);
@@ -75,6 +76,11 @@ export class CommandProcess {
         resolve(command);
       });
     });
+  }
+
+  /** The command's stdin when it was started with `pipe` (for a caller that streams into it). */
+  get stdin(): Writable | null {
+    return this.stdinOpen ? this.child.stdin : null;
   }
 
   get running(): boolean {

@@ -3,7 +3,7 @@ import { encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox
 import { FsError, LIMITS, parseProgressLine, type TreeProgress } from '@fs-sandbox/policy/core';
 import type { LaunchSpec } from '../backends/backend.js';
 import { launchCommand } from '../backends/launch-command.js';
-import { feedLaunchInputs, helperStdio } from './inherited-masks.js';
+import { coveredStdio, feedLaunchInputs } from './inherited-masks.js';
 import { launchFailure } from './launch-failure.js';
 import { ReplyReader } from './reply-reader.js';
 
@@ -47,7 +47,7 @@ export class HelperProcess {
       env: launch.env,
       cwd: '/',
       detached: true,
-      stdio: helperStdio(launch.inputs),
+      stdio: coveredStdio(['pipe', 'pipe', 'pipe'], launch.inputs),
       windowsHide: true,
     });
     feedLaunchInputs(this.child, launch.inputs);

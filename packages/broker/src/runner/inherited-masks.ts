@@ -28,7 +28,7 @@ type Slot = IOType | Stream | number;
  * The numbers are fixed because the argv names them; a descriptor this process passes on at one of
  * them is replaced, which covers it as well as /dev/null would (bwrap reads each and closes it).
  */
-export function launchStdio(stdio: [Slot, Slot, Slot], inputs: LaunchInputs | undefined): Slot[] {
+function launchStdio(stdio: [Slot, Slot, Slot], inputs: LaunchInputs | undefined): Slot[] {
   const slots: Slot[] = [...stdio];
   if (inputs === undefined) return slots;
   if (slots.length !== FIRST_LAUNCH_INPUT_FD)
@@ -49,21 +49,23 @@ export function feedLaunchInputs(child: ChildProcess, inputs: LaunchInputs | und
 }
 
 /**
- * The stdio of a helper spawn, with every descriptor this process would pass on covered by
- * /dev/null. A descriptor the broker's own parent (or an embedding program) left open without
- * close-on-exec survives exec, bwrap and every namespace, and the sandbox's mounts do not apply to
- * it: open on a denied file or on a directory outside every root, it would be a way out as
- * /proc/self/fd/N. The helper closes such descriptors itself when node runs it, but Bun marks
- * every inherited descriptor close-on-exec as it starts, so the compiled Bun helper could no longer
- * tell them from its own. So the child is given /dev/null at each of those numbers instead (libuv
- * dup2s it there between fork and exec): nothing of the original reaches bwrap or the helper,
- * whichever runs. Linux only (inheritedDescriptors reads /proc/self/fdinfo); a descriptor another
- * thread opens without close-on-exec between this scan and the fork is not covered, and under node
- * the helper's own scan still closes it. One too close to the open-files limit for libuv to place
+ * A spawn's stdio (`standard`: stdin, stdout, stderr, then the launch's inputs), with every
+ * descriptor this process would pass on covered by /dev/null; every helper and every command is
+ * spawned so. A descriptor the broker's own parent (a shell's `exec 251<dir`, an embedding program)
+ * left open without close-on-exec survives exec, bwrap and every namespace, and the sandbox's mounts
+ * do not apply to it: open on a denied file or on a directory outside every root, it would be a way
+ * out as /proc/self/fd/N. The node helper closes such descriptors itself, but Bun marks every
+ * inherited descriptor close-on-exec as it starts, so the compiled Bun helper could no longer tell
+ * them from its own, and a command is the user's program, which closes nothing. So the child is
+ * given /dev/null at each of those numbers instead (libuv dup2s it there between fork and exec):
+ * nothing of the original reaches bwrap, the helper or the command, and a library user has nothing
+ * to close first. Linux only (inheritedDescriptors reads /proc/self/fdinfo). A descriptor another
+ * thread opens without close-on-exec between this scan and the fork is not covered (under node the
+ * helper's own scan still closes it). One too close to the open-files limit for libuv to place
  * /dev/null there is refused, typed, rather than failing the spawn (or passed on).
  */
-export function helperStdio(inputs?: LaunchInputs): StdioOptions {
-  const stdio = launchStdio(['pipe', 'pipe', 'pipe'], inputs);
+export function coveredStdio(standard: [Slot, Slot, Slot], inputs: LaunchInputs | undefined): StdioOptions {
+  const stdio = launchStdio(standard, inputs);
   const passedOn = inheritedDescriptors().filter((fd) => fd >= stdio.length);
   if (passedOn.length === 0) return stdio;
   const highest = Math.max(...passedOn);
@@ -71,7 +73,7 @@ export function helperStdio(inputs?: LaunchInputs): StdioOptions {
   if (highest + SPAWN_HEADROOM >= openFilesLimit()) {
     throw new FsError(
       'sandbox_unavailable',
-      `this process holds descriptor${passedOn.length > 1 ? 's' : ''} ${passedOn.join(', ')} without close-on-exec, too close to its open-files limit to be kept from the helper; close ${passedOn.length > 1 ? 'them' : 'it'} or open with O_CLOEXEC`,
+      `this process holds descriptor${passedOn.length > 1 ? 's' : ''} ${passedOn.join(', ')} without close-on-exec, too close to its open-files limit to be kept from a sandboxed process; close ${passedOn.length > 1 ? 'them' : 'it'}, open with O_CLOEXEC, or raise the limit (ulimit -n)`,
       { kind: 'sandboxPreparation' },
     );
   }

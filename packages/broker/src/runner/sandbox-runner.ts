@@ -16,7 +16,6 @@ import {
   runtimeFiles,
   type SandboxBackend,
 } from '../backends/backend.js';
-import { assertNothingPassedOn } from './command-descriptors.js';
 import { assertProgramShown } from './command-program.js';
 import { type ResolvedHelperRuntime, runsRipgrep } from './helper-runtime.js';
 import { type HostJournal, journaled } from './host-reads.js';
@@ -166,7 +165,6 @@ export class SandboxRunner {
    * the sandbox. Only bwrap runs commands so far; the other backends refuse, never run it bare.
    */
   async prepareCommand(context: SandboxedContext, command: SandboxCommand): Promise<CommandLaunchSpec> {
-    assertNothingPassedOn();
     const backend = this.deps.backendFor(context);
     if (backend.name !== 'bwrap') {
       throw new FsError(

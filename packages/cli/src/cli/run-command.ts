@@ -1,6 +1,6 @@
 import { constants } from 'node:os';
 import type { Stream } from 'node:stream';
-import { type CommandLaunchSpec, CommandProcess } from '@fs-sandbox/broker/internal';
+import type { SpawnedCommand } from '@fs-sandbox/broker';
 import { FsError } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import type { CliDeps } from './cli-io.js';
@@ -37,21 +37,17 @@ export function registerRunCommand(program: Command, deps: CliDeps): void {
       [],
     )
     .action((argv: string[], flags: RunFlags) =>
-      runShortcut(deps, flags, async ({ broker, sandbox, cwd }) => {
+      runShortcut(deps, flags, async ({ broker, sandbox, cwd, uri }) => {
         try {
-          const launch = await broker.prepareCommand(sandbox, {
-            argv,
-            cwd,
+          // The library's spawn: process/start's launch and process, as a library user gets them.
+          const command = await broker.spawn(argv, {
+            cwd: uri(cwd),
+            sandbox,
             env: parseEnvFlags(flags.env),
-            envPolicy: {
-              inherit: 'core',
-              ignoreDefaultExcludes: false,
-              exclude: [],
-              set: {},
-              includeOnly: [],
-            },
+            stdin: deps.io.stdin as unknown as Stream,
+            ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }),
           });
-          deps.setExitCode(await runToExit(deps, launch, flags.timeout));
+          deps.setExitCode(await runToExit(deps, command, flags.timeout));
         } catch (error) {
           deps.io.stderr.write(humanError(error));
           deps.setExitCode(exitCodeOf(error));
@@ -62,46 +58,28 @@ export function registerRunCommand(program: Command, deps: CliDeps): void {
 
 async function runToExit(
   deps: CliDeps,
-  launch: CommandLaunchSpec,
+  command: SpawnedCommand,
   timeoutMs: number | undefined,
 ): Promise<number> {
-  const { stdout, stderr } = deps.io;
-  let finish: (code: number) => void = () => {};
-  const exited = new Promise<number>((resolve) => {
-    finish = resolve;
-  });
-  const command = await CommandProcess.start(launch, deps.io.stdin as unknown as Stream, {
-    output: (stream, chunk) => {
-      // A slow reader of our output slows the command down instead of filling our memory.
-      if (!(stream === 'stdout' ? stdout : stderr).write(chunk)) {
-        command.pause();
-        (stream === 'stdout' ? stdout : stderr).once('drain', () => command.resume());
-      }
-    },
-    exit: (code) => finish(code),
-    closed: () => {},
-  });
+  // A slow reader of our output slows the command down instead of filling our memory.
+  command.stdout.pipe(deps.io.stdout, { end: false });
+  command.stderr.pipe(deps.io.stderr, { end: false });
   let override: number | null = null;
   const onSignal = (signal: NodeJS.Signals) => {
     override = 128 + (constants.signals[signal] ?? 0);
     command.kill();
   };
   for (const signal of FORWARDED_SIGNALS) process.on(signal, onSignal);
-  const timer =
-    timeoutMs === undefined
-      ? null
-      : setTimeout(() => {
-          override = RUN_EXIT.timedOut;
-          stderr.write(
-            `fs-sandbox: the command ran past --timeout ${timeoutMs} ms and was killed [timeout]\n`,
-          );
-          command.kill();
-        }, timeoutMs);
   try {
-    const code = await exited;
-    return override ?? code;
+    const exit = await command.exited;
+    if (exit.timedOut) {
+      deps.io.stderr.write(
+        `fs-sandbox: the command ran past --timeout ${timeoutMs} ms and was killed [timeout]\n`,
+      );
+      return RUN_EXIT.timedOut;
+    }
+    return override ?? exit.exitCode;
   } finally {
-    if (timer !== null) clearTimeout(timer);
     for (const signal of FORWARDED_SIGNALS) process.off(signal, onSignal);
   }
 }

@@ -1,5 +1,10 @@
 import { PassThrough } from 'node:stream';
-import type { CallInfo, CallOptions, CommandLaunchSpec, CommandRequest } from '@fs-sandbox/broker/internal';
+import type {
+  CallInfo,
+  CallOptions,
+  CommandLaunchRequest,
+  CommandLaunchSpec,
+} from '@fs-sandbox/broker/internal';
 import { FsError, type HelperMethod, type ResultOf } from '@fs-sandbox/policy';
 import { createServer, type FsRpcServer, type ServerOptions } from '../../src/server/server.js';
 import type { ServerBroker } from '../../src/server/server-broker.js';
@@ -25,7 +30,7 @@ export class FakeBroker implements ServerBroker {
   private readonly releases = new Set<() => void>();
 
   /** Commands run unsandboxed here, as the in-process route would run them. */
-  async prepareCommand(_sandbox: unknown, request: CommandRequest): Promise<CommandLaunchSpec> {
+  async prepareCommand(_sandbox: unknown, request: CommandLaunchRequest): Promise<CommandLaunchSpec> {
     return {
       backend: null,
       sandboxProgram: null,
