@@ -17,7 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { helperScript, resolveHelperRuntime } from '@fs-sandbox/broker';
 import { decodeReply, encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
-import { currentHostOs, isHelperMethod, parseForHelper, resolveSandboxContext } from '@fs-sandbox/policy';
+import {
+  currentHostOs,
+  EXECUTABLE_SURFACE,
+  isHelperMethod,
+  parseForHelper,
+  resolveSandboxContext,
+} from '@fs-sandbox/policy';
 import { LIMITS, nativeToPathUri, type PathGuard } from '@fs-sandbox/policy/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -267,6 +273,7 @@ describe('helper program (node dist/helper.cjs)', () => {
       entries: [{ path: dir, reason: 'writable_root', rule: 'writable root' }],
       denyGlobs: [],
       deniedIdentities: [],
+      surface: { entries: [...EXECUTABLE_SURFACE], home: null },
     };
     const reply = await request({
       operation: 'fs/writeFile',

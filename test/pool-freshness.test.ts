@@ -219,11 +219,12 @@ describe('a warm helper whose mask was replaced on the host', () => {
     expect(error?.kind).toBe('protected_path');
     expect(readFileSync(join(ws, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/main\n');
     expect(broker.poolStats()).toMatchObject({ staleRetries: 1, hits: 0 });
-    // The hazard the mount check closes, shown with a guard that lacks its `.git` entry (the guard
+    // The hazard the mount check closes, shown with a guard that lacks its `.git` rule (the guard
     // alone would refuse too): the stale view writes into the recreated, unprotected .git.
     const rootsOnly = {
       ...control.guard,
       entries: control.guard.entries.filter((entry) => entry.reason === 'writable_root'),
+      surface: { entries: [], home: null },
     };
     const reply = await runWithFreshness(
       control.helper,

@@ -231,7 +231,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
           return helperRequest === null ? null : runInProcess(helperRequest, callOptions.onProgress);
         },
         sandboxed: async (_request, context) => {
-          if (precheck) prechecked((paths) => precheckRequest(paths, context.profile, os));
+          if (precheck) prechecked((paths) => precheckRequest(paths, context.profile, os, context.surface));
           const runOptions = {
             signal: callOptions.signal,
             timeoutMs: callOptions.timeoutMs ?? options.timeoutMs,

@@ -289,7 +289,7 @@ describe('buildBwrapSandbox refusals', () => {
     expect(error.kind).toBe('permission_denied');
   });
 
-  it('refuses a read-only subpath and a protected name reached through a symlink in a writable root', () => {
+  it('refuses a read-only subpath reached through a symlink in a writable root', () => {
     const readOnly = plan({
       fullDiskRead: true,
       writableRoots: [{ root: '/w', readOnlySubpaths: ['/w/docs'], protectedNames: ['.git'] }],
@@ -299,11 +299,22 @@ describe('buildBwrapSandbox refusals', () => {
         '/w/docs': { kind: 'directory', linkText: '/tmp/x', symlinksCrossed: ['/w/docs'] },
       }).kind,
     ).toBe('permission_denied');
-    expect(
-      refusal(readOnly, {
-        '/w/.git': { kind: 'directory', linkText: 'elsewhere', symlinksCrossed: ['/w/.git'] },
-      }).kind,
-    ).toBe('permission_denied');
+  });
+
+  it('does not mount a surface name that is a symlink (a planted `.codex -> /usr` must not refuse every sandbox)', () => {
+    const withLink = plan({
+      fullDiskRead: true,
+      writableRoots: [{ root: '/w', readOnlySubpaths: [], protectedNames: ['.git', '.codex'] }],
+    });
+    const args = bwrapArgs(
+      withLink,
+      factsFor(withLink, {
+        ...RUNTIME_FILES,
+        '/w/.codex': { kind: 'directory', linkText: '/usr', symlinksCrossed: ['/w/.codex'] },
+      }),
+    );
+    expect(args.join(' ')).toContain('--ro-bind /w/.git /w/.git');
+    expect(args).not.toContain('/w/.codex');
   });
 
   it('refuses a nested writable root that is a symlink the outer root can re-point', () => {

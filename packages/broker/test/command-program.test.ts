@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FsError, type PathGuard, type SandboxPlan } from '@fs-sandbox/policy';
+import { EXECUTABLE_SURFACE, FsError, type PathGuard, type SandboxPlan } from '@fs-sandbox/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertProgramShown } from '../src/runner/command-program.js';
 
@@ -45,6 +45,7 @@ const guard = (): PathGuard => ({
   entries: [{ path: denied, reason: 'denied', rule: `denied path ${denied}` }],
   denyGlobs: [],
   deniedIdentities: [],
+  surface: { entries: [...EXECUTABLE_SURFACE], home: null },
 });
 
 function refusal(program: string, env: Record<string, string> = {}, over: Partial<SandboxPlan> = {}) {

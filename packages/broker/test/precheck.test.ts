@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  EXECUTABLE_SURFACE,
   FsError,
   type HelperMethod,
   nativeToPathUri,
@@ -76,9 +77,16 @@ describe('precheckRequest', () => {
     const error = refusal('fs/writeFile', { path: 'file:///w/.git/hooks/pre-commit' });
     expect([error.kind, error.message]).toEqual([
       'protected_path',
-      'cannot write /w/.git/hooks/pre-commit: protected metadata path .git',
+      `cannot write /w/.git/hooks/pre-commit: protected metadata path .git (${EXECUTABLE_SURFACE[0]?.reason})`,
     ]);
-    expect(refusal('fs/remove', { path: 'file:///w/.codex' }).kind).toBe('protected_path');
+    expect(refusal('fs/remove', { path: 'file:///w/.codex/config.toml' }).kind).toBe('protected_path');
+    expect(refusal('fs/writeFile', { path: 'file:///w/sub/.git' }).kind).toBe('protected_path');
+  });
+
+  it('leaves the removal of a surface name itself to the helper (a planted link may be removed)', () => {
+    expect(() =>
+      precheckRequestFor('fs/remove', { path: 'file:///w/.codex' }, profile, 'linux'),
+    ).not.toThrow();
   });
 
   it('checks both ends of a copy', () => {
@@ -125,6 +133,7 @@ describe('precheckPhysical', () => {
       ],
       denyGlobs: [],
       deniedIdentities: [],
+      surface: { entries: [...EXECUTABLE_SURFACE], home: null },
     };
   });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { type BrokerOptions, FS_METHODS, type FsBroker } from '@fs-sandbox/broker/internal';
-import { FsError, type SandboxPlan } from '@fs-sandbox/policy';
+import { EXECUTABLE_SURFACE, FsError, type SandboxPlan } from '@fs-sandbox/policy';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CliDeps } from '../src/cli/cli-io.js';
 import { EXPLAIN_SEPARATOR, summarizeSandbox } from '../src/cli/explain-command.js';
@@ -100,7 +100,12 @@ async function runCli(
           boundRoots: [],
           env: {},
         },
-        guard: { entries: [], denyGlobs: [], deniedIdentities: [] },
+        guard: {
+          entries: [],
+          denyGlobs: [],
+          deniedIdentities: [],
+          surface: { entries: [...EXECUTABLE_SURFACE], home: null },
+        },
       };
     },
     poolStats: () => null,

@@ -3,7 +3,9 @@ import {
   type GuardEntry,
   type GuardGlob,
   type GuardReason,
+  type GuardSurface,
   type PathGuard,
+  surfaceEntryProblem,
 } from '@fs-sandbox/policy/core';
 import { isPlainObject } from './params.js';
 
@@ -31,7 +33,7 @@ function isString(value: unknown): value is string {
 export function parseGuard(value: unknown): PathGuard | null {
   if (value === undefined || value === null) return null;
   if (!isPlainObject(value)) throw invalid('must be an object');
-  const { entries, denyGlobs, deniedIdentities } = value;
+  const { entries, denyGlobs, deniedIdentities, surface } = value;
   if (!Array.isArray(entries) || !Array.isArray(denyGlobs) || !Array.isArray(deniedIdentities)) {
     throw invalid('needs `entries`, `denyGlobs` and `deniedIdentities` arrays');
   }
@@ -64,5 +66,27 @@ export function parseGuard(value: unknown): PathGuard | null {
         throw invalid('deniedIdentities must be "dev:ino"');
       return identity;
     }),
+    surface: parseSurface(surface),
+  };
+}
+
+function parseSurface(value: unknown): GuardSurface {
+  if (!isPlainObject(value) || !Array.isArray(value.entries))
+    throw invalid('needs a `surface` with an `entries` array');
+  const { home } = value;
+  if (home !== null && !isString(home)) throw invalid('surface `home` must be a string or null');
+  return {
+    entries: value.entries.map((entry) => {
+      if (
+        !isPlainObject(entry) ||
+        !isString(entry.path) ||
+        !isString(entry.reason) ||
+        surfaceEntryProblem(entry.path) !== null
+      ) {
+        throw invalid('surface entries must be {path, reason} with a relative path');
+      }
+      return { path: entry.path, reason: entry.reason };
+    }),
+    home,
   };
 }

@@ -97,8 +97,7 @@ class AtomicCommit {
   private async locateRemoval(path: string): Promise<LocatedName> {
     const located = await locateName(path, this.context.os);
     try {
-      if (this.context.guard !== null)
-        refuseGuarded(this.context.guard, located.physical, path, this.context.os);
+      if (this.context.guard !== null) refuseGuarded(this.context.guard, located, path, this.context.os);
     } catch (error) {
       await located.parent.close();
       throw error;

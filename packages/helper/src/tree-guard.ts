@@ -6,6 +6,8 @@ import {
   type HostOs,
   type PathGuard,
   pathStartsWith,
+  surfaceDecisionAtLeaf,
+  writableRootOf,
 } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
 
@@ -26,6 +28,8 @@ export interface GuardScope {
  */
 export class TreeGuard {
   private readonly mounts: string[];
+  /** The writable root holding the tree: the executable surface's names are matched below it for every entry. */
+  private readonly writableRoot: string | null;
 
   constructor(
     private readonly guard: PathGuard | null,
@@ -36,6 +40,7 @@ export class TreeGuard {
     this.mounts = [...(mountPoints ?? [])].filter(
       (mount) => mount !== root && pathStartsWith(os, mount, root),
     );
+    this.writableRoot = guard === null ? null : writableRootOf(guard, root, os);
   }
 
   /** The scope of the physical directory `directory`, inside a directory of scope `parent` (none for the root). */
@@ -66,6 +71,15 @@ export class TreeGuard {
         'permission_denied',
         `cannot ${verb} ${displayPath(display)}: denied by glob ${glob.pattern}`,
       );
+    }
+    // The executable surface's names hold at any depth, where no entry of the guard lies (the
+    // entry's ancestors were checked as the walk entered them, so its own name is what is new).
+    const surface =
+      this.guard === null || this.writableRoot === null
+        ? null
+        : surfaceDecisionAtLeaf(this.guard, this.writableRoot, physical, this.os);
+    if (surface !== null && !surface.allowed) {
+      throw new FsError(surface.kind, `cannot ${verb} ${displayPath(display)}: ${surface.rule}`);
     }
   }
 }

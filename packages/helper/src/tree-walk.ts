@@ -1,6 +1,5 @@
 import type { BigIntStats } from 'node:fs';
-import { FsError, fsPathArg, type HostOs, isFsError } from '@fs-sandbox/policy/core';
-import { childPath } from './child-path.js';
+import { childPath, FsError, fsPathArg, type HostOs, isFsError } from '@fs-sandbox/policy/core';
 import { type DirectoryAnchor, isNotEnterable, openDirectory } from './directory-anchor.js';
 import { displayPath } from './display-path.js';
 import { lstat } from './fs-async.js';

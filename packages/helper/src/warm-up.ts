@@ -1,5 +1,5 @@
 import { lstatSync } from 'node:fs';
-import { LIMITS, type PathGuard } from '@fs-sandbox/policy/core';
+import { EXECUTABLE_SURFACE, LIMITS, type PathGuard } from '@fs-sandbox/policy/core';
 import { encodeReply, encodeRequest } from './framing.js';
 import { checkMountPoints } from './freshness.js';
 import type { HelperReply } from './protocol.js';
@@ -19,6 +19,7 @@ const REHEARSAL_GUARD: PathGuard = {
   ],
   denyGlobs: [],
   deniedIdentities: [],
+  surface: { entries: [...EXECUTABLE_SURFACE], home: null },
 };
 
 /**

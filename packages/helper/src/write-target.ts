@@ -16,6 +16,7 @@ import { describeFileType } from './file-kind.js';
 import { lstat, readlink } from './fs-async.js';
 import { notAFile } from './open-regular-file.js';
 import { fromOsError, hasErrno } from './os-error.js';
+import { assertLocatedAllowed } from './surface-check.js';
 
 /** The name a write will replace, and what is there now (null: nothing yet). */
 export interface WriteTarget {
@@ -60,6 +61,7 @@ export async function locateWriteTarget(
     try {
       if (options.guard !== null) assertWritable(options.guard, located.physical, current, options.os);
       const stats = await lstatOrNull(located.access, current);
+      assertLocatedAllowed(located, options.guard, stats === null ? 'create' : 'write', current, options.os);
       if (stats === null)
         return { path: current, access: located.access, existing: null, parent: located.parent };
       if (options.createOnly) {

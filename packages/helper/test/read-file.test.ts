@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { LIMITS, type PathGuard } from '@fs-sandbox/policy/core';
+import { EXECUTABLE_SURFACE, LIMITS, type PathGuard } from '@fs-sandbox/policy/core';
 import { describe, expect, it } from 'vitest';
 import { openRegularFile } from '../src/open-regular-file.js';
 import { readOpenedFile } from '../src/ops/read-file.js';
@@ -194,6 +194,7 @@ describe('reads are refused where the file physically is denied', () => {
         },
       ],
       deniedIdentities: [],
+      surface: { entries: [...EXECUTABLE_SURFACE], home: null },
     };
   }
   const sandboxed = (guard: PathGuard) => ({ sandboxed: true, guard });

@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import type { PathGuard } from '@fs-sandbox/policy/core';
+import { EXECUTABLE_SURFACE } from '@fs-sandbox/policy/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   expectKind,
@@ -262,6 +263,7 @@ describe('fs/rename', () => {
         entries: [...writableGuard(dir).entries, ...writableGuard(other).entries],
         denyGlobs: [],
         deniedIdentities: [],
+        surface: { entries: [...EXECUTABLE_SURFACE], home: null },
       };
       const moved = await ok(
         'fs/rename',

@@ -83,6 +83,30 @@ export function joinPath(os: HostOs, base: string, ...parts: string[]): string {
   return normalized;
 }
 
+/**
+ * The path of entry `name` (as readdir returned it: never empty, `.`, `..`, nor holding a
+ * separator) inside `directory` (normalised). Plain concatenation instead of joinPath: tree walks
+ * call this once per entry, and re-normalising a path thousands of levels deep every time would
+ * make a deep walk quadratic.
+ */
+export function childPath(os: HostOs, directory: string, name: string): string {
+  const separator = separatorFor(os);
+  return directory.endsWith(separator) ? `${directory}${name}` : `${directory}${separator}${name}`;
+}
+
+/**
+ * True when the normalised path `path` is `directory` or lies below it: a string comparison
+ * (linear in the shorter path, unlike pathStartsWith's split), for checks made once per entry of a
+ * tree. Windows names compare as pathStartsWith compares them.
+ */
+export function isAtOrBelow(os: HostOs, path: string, directory: string): boolean {
+  if (os === 'windows') return pathStartsWith(os, path, directory);
+  if (path === directory) return true;
+  const separator = separatorFor(os);
+  const prefix = directory.endsWith(separator) ? directory : `${directory}${separator}`;
+  return path.startsWith(prefix);
+}
+
 /** The parent directory, or null for a root (`/`, `C:\`, `\\server\share`) or a non-absolute path. */
 export function parentPath(os: HostOs, path: string): string | null {
   const split = splitNativePath(os, path);

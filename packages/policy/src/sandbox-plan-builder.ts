@@ -9,8 +9,8 @@ import {
 } from './native-path.js';
 import { accessFor } from './permissions/access.js';
 import { entryScope } from './permissions/entry-scope.js';
+import { EXECUTABLE_SURFACE, isInsideSurface } from './permissions/executable-surface.js';
 import { hasFullDiskRead } from './permissions/full-disk.js';
-import { isInsideProtectedName, PROTECTED_METADATA_NAMES } from './permissions/protected-names.js';
 import type { SandboxedContext } from './permissions/resolve-context.js';
 import type { SandboxPlan, WritableRoot } from './sandbox-plan.js';
 import { type Access, isRestrictedProfile, type RestrictedProfile } from './schemas/sandbox-context.js';
@@ -71,7 +71,9 @@ export function buildSandboxPlan(resolved: SandboxedContext, os: HostOs): Sandbo
   const writableRoots: WritableRoot[] = sortPaths(os, writable).map((root) => ({
     root,
     readOnlySubpaths: sortPaths(os, readOnly.get(root) ?? []),
-    protectedNames: isInsideProtectedName(os, split(os, root).segments) ? [] : [...PROTECTED_METADATA_NAMES],
+    protectedNames: isInsideSurface(resolved.surface, split(os, root).segments, os)
+      ? []
+      : resolved.surface.map((entry) => entry.path),
   }));
   return {
     os,
@@ -83,6 +85,11 @@ export function buildSandboxPlan(resolved: SandboxedContext, os: HostOs): Sandbo
     ...(unshownReadOnlyPaths.length > 0 ? { unshownReadOnlyPaths: sortPaths(os, unshownReadOnlyPaths) } : {}),
     denyGlobs: [...new Set(denyGlobs)].sort(),
     cwd: resolved.cwd,
+    // Only where the policy says more than the fixed surface (plans stay as they were otherwise).
+    ...(resolved.surface.length > EXECUTABLE_SURFACE.length ? { surface: resolved.surface } : {}),
+    ...(resolved.nestedRepositories.length > 0
+      ? { nestedRepositories: sortPaths(os, resolved.nestedRepositories) }
+      : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { HostOs } from './host-os.js';
+import type { SurfaceEntry } from './permissions/executable-surface.js';
 
 /**
  * The platform-neutral result of resolving a sandbox context: what the helper may read and write,
@@ -33,6 +34,13 @@ export interface SandboxPlan {
   /** The sandbox cwd (native), when the context has one. */
   cwd: string | null;
   /**
+   * The executable surface protected at any depth below every writable root (the guard carries
+   * it). Absent means the fixed entries alone (EXECUTABLE_SURFACE).
+   */
+  surface?: SurfaceEntry[];
+  /** Directories in or below which a command may leave a new git repository. Absent: none. */
+  nestedRepositories?: string[];
+  /**
    * The sandboxed program may use the network: set only for a command whose context's network is
    * `enabled`, never for the helper. Absent means no network.
    */
@@ -44,8 +52,10 @@ export interface WritableRoot {
   /** Read-only entries nested inside this root (deepest-wins read entries), native and absolute. */
   readOnlySubpaths: string[];
   /**
-   * Protected metadata names (`.git`, `.agents`, `.codex`) that must not be written directly under
-   * this root. Empty when the root itself lies inside such a name (explicit grant).
+   * The executable surface's entries (`.git`, `.agents`, `.codex`, the policy's; relative paths) as
+   * they stand directly under this root: backends keep the existing ones read-only there (the
+   * helper's guard protects them at every depth). Empty when the root itself lies inside one
+   * (explicit grant).
    */
   protectedNames: string[];
 }

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { FsError } from '../src/error-kinds.js';
 import { accessFor, checkAccess } from '../src/permissions/access.js';
+import { EXECUTABLE_SURFACE, executableSurface } from '../src/permissions/executable-surface.js';
 import { glob, pathEntry, projectRoots, restricted, special, unknownSpecial } from './support/contexts.js';
+
+const surfaceReason = (path: string) => EXECUTABLE_SURFACE.find((entry) => entry.path === path)?.reason;
 
 describe('accessFor', () => {
   it('lets the deepest entry win', () => {
@@ -134,28 +137,53 @@ describe('checkAccess', () => {
       rule: 'denied by entry file:///w/.env:deny',
     });
   });
-  it('refuses writes to .git, .agents and .codex under a writable root', () => {
+  it('refuses writes to .git, .agents and .codex under a writable root, naming the reason', () => {
     expect(checkAccess(ww, '/w/.git/HEAD', 'write', 'linux')).toEqual({
       allowed: false,
       kind: 'protected_path',
-      rule: 'protected metadata path .git',
+      rule: `protected metadata path .git (${surfaceReason('.git')})`,
     });
-    expect(checkAccess(ww, '/w/.git', 'write', 'linux')).toMatchObject({ kind: 'protected_path' });
+    expect(checkAccess(ww, '/w/.git', 'write', 'linux')).toMatchObject({
+      kind: 'protected_path',
+      surfaceLeaf: true,
+    });
     expect(checkAccess(ww, '/w/.agents/x', 'write', 'linux')).toMatchObject({
-      rule: 'protected metadata path .agents',
+      rule: expect.stringContaining('protected metadata path .agents'),
     });
     expect(checkAccess(ww, '/w/.codex', 'write', 'linux')).toMatchObject({
-      rule: 'protected metadata path .codex',
+      rule: expect.stringContaining('protected metadata path .codex'),
     });
     expect(checkAccess(ww, '/w/.git/HEAD', 'read', 'linux')).toEqual({ allowed: true });
     expect(checkAccess(ww, '/w/sub/.gitignore', 'write', 'linux')).toEqual({ allowed: true });
   });
-  it('protects the metadata of every writable root, nested ones included', () => {
+  it('refuses them at any depth, in every writable root', () => {
     const nested = restricted(pathEntry('file:///w', 'write'), pathEntry('file:///w/pkg', 'write'));
     expect(checkAccess(nested, '/w/pkg/.git/config', 'write', 'linux')).toMatchObject({
       kind: 'protected_path',
     });
-    expect(checkAccess(nested, '/w/pkg/src/.git', 'write', 'linux')).toEqual({ allowed: true });
+    expect(checkAccess(nested, '/w/pkg/src/.git', 'write', 'linux')).toMatchObject({
+      kind: 'protected_path',
+    });
+    expect(checkAccess(ww, '/w/vendor/lib/.git/hooks/pre-commit', 'write', 'linux')).toMatchObject({
+      kind: 'protected_path',
+    });
+    expect(checkAccess(ww, '/w/a/b/.codex/config.toml', 'write', 'linux')).toMatchObject({
+      kind: 'protected_path',
+    });
+    expect(checkAccess(ww, '/w/a/.agents/skills/x/SKILL.md', 'write', 'linux')).toMatchObject({
+      kind: 'protected_path',
+    });
+    expect(checkAccess(ww, '/w/a/git/x', 'write', 'linux')).toEqual({ allowed: true });
+  });
+  it('protects what the policy adds, names and relative paths alike', () => {
+    const surface = executableSurface(['.vscode/tasks.json', '.envrc']);
+    expect(checkAccess(ww, '/w/.vscode/tasks.json', 'write', 'linux', surface)).toMatchObject({
+      rule: 'protected metadata path .vscode/tasks.json (protected by the policy)',
+    });
+    expect(checkAccess(ww, '/w/sub/.envrc', 'write', 'linux', surface)).toMatchObject({
+      kind: 'protected_path',
+    });
+    expect(checkAccess(ww, '/w/.vscode/settings.json', 'write', 'linux', surface)).toEqual({ allowed: true });
   });
   it('allows an explicit grant inside a protected name', () => {
     const granted = restricted(pathEntry('file:///w', 'write'), pathEntry('file:///w/.git', 'write'));
@@ -164,10 +192,10 @@ describe('checkAccess', () => {
     expect(checkAccess(hooks, '/w/.git/hooks/pre-commit', 'write', 'linux')).toEqual({ allowed: true });
     expect(checkAccess(hooks, '/w/.git/HEAD', 'write', 'linux')).toMatchObject({ kind: 'protected_path' });
   });
-  it('matches protected names case-insensitively where the file system does', () => {
+  it('matches protected names case-insensitively on every OS (a case-folding file system, a tree read on a Mac)', () => {
     const profile = restricted(pathEntry('file:///w', 'write'));
     expect(checkAccess(profile, '/w/.GIT/HEAD', 'write', 'macos')).toMatchObject({ kind: 'protected_path' });
-    expect(checkAccess(profile, '/w/.GIT/HEAD', 'write', 'linux')).toEqual({ allowed: true });
+    expect(checkAccess(profile, '/w/.GIT/HEAD', 'write', 'linux')).toMatchObject({ kind: 'protected_path' });
     const windows = restricted(pathEntry('file:///C:/w', 'write'));
     expect(checkAccess(windows, 'C:\\w\\.Git\\HEAD', 'write', 'windows')).toMatchObject({
       kind: 'protected_path',
@@ -176,10 +204,13 @@ describe('checkAccess', () => {
       kind: 'protected_path',
     });
   });
-  it('protects metadata directly under a narrowed root:write', () => {
+  it('protects metadata under a narrowed root:write', () => {
     const profile = restricted(special('root', 'write'), pathEntry('file:///etc', 'read'));
     expect(checkAccess(profile, '/.git/x', 'write', 'linux')).toMatchObject({ kind: 'protected_path' });
-    expect(checkAccess(profile, '/home/u/.git/x', 'write', 'linux')).toEqual({ allowed: true });
+    expect(checkAccess(profile, '/home/u/.git/x', 'write', 'linux')).toMatchObject({
+      kind: 'protected_path',
+    });
+    expect(checkAccess(profile, '/home/u/git/x', 'write', 'linux')).toEqual({ allowed: true });
   });
   it('allows everything for unrestricted profiles', () => {
     expect(checkAccess({ type: 'disabled' }, '/w/.git/HEAD', 'write', 'linux')).toEqual({ allowed: true });

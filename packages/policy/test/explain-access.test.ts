@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { EXECUTABLE_SURFACE } from '../src/core.js';
 import type { PathGuard } from '../src/path-guard.js';
 import { explainAccess, type PhysicalFacts } from '../src/permissions/explain-access.js';
 import { pathEntry, restricted, special } from './support/contexts.js';
@@ -12,6 +13,7 @@ const guard: PathGuard = {
   ],
   denyGlobs: [],
   deniedIdentities: [],
+  surface: { entries: [...EXECUTABLE_SURFACE], home: null },
 };
 
 const profile = restricted(
@@ -23,7 +25,7 @@ const profile = restricted(
 
 /** Facts of a path that is what it says (no symlink anywhere). */
 function plain(path: string): PhysicalFacts {
-  return { guard, resolved: path, writeTarget: path, isSymlink: false };
+  return { guard, resolved: path, writeTarget: path, isSymlink: false, surfaceRefusal: null };
 }
 
 describe('explainAccess', () => {
@@ -47,7 +49,7 @@ describe('explainAccess', () => {
   it('marks protected metadata and fs-sandbox’s own code as protected, readable only', () => {
     expect(explainAccess(profile, '/w/.git/config', 'linux', plain('/w/.git/config'))).toEqual({
       access: 'read',
-      reason: 'protected metadata path .git',
+      reason: `protected metadata path .git (${EXECUTABLE_SURFACE[0]?.reason})`,
       entry: 'file:///w:write',
       protected: true,
     });
@@ -62,17 +64,41 @@ describe('explainAccess', () => {
   });
 
   it('judges a path by where it really leads: a link to a denied file, a link leaf, a parent link into .git', () => {
-    const toSecret = { guard, resolved: '/w/.env', writeTarget: '/w/alias', isSymlink: true };
+    const toSecret = {
+      guard,
+      resolved: '/w/.env',
+      writeTarget: '/w/alias',
+      isSymlink: true,
+      surfaceRefusal: null,
+    };
     expect(explainAccess(profile, '/w/alias', 'linux', toSecret)).toMatchObject({ access: 'none' });
     expect(explainAccess(profile, '/w/alias', 'linux', toSecret).reason).toContain('(it is /w/.env)');
-    const link = { guard, resolved: '/w/target', writeTarget: '/w/link', isSymlink: true };
+    const link = {
+      guard,
+      resolved: '/w/target',
+      writeTarget: '/w/link',
+      isSymlink: true,
+      surfaceRefusal: null,
+    };
     expect(explainAccess(profile, '/w/link', 'linux', link)).toMatchObject({ access: 'read' });
-    const viaParent = { guard, resolved: '/w/.git/HEAD', writeTarget: '/w/.git/HEAD', isSymlink: false };
+    const viaParent = {
+      guard,
+      resolved: '/w/.git/HEAD',
+      writeTarget: '/w/.git/HEAD',
+      isSymlink: false,
+      surfaceRefusal: null,
+    };
     expect(explainAccess(profile, '/w/g/HEAD', 'linux', viaParent)).toMatchObject({
       access: 'read',
       protected: true,
     });
-    const outside = { guard, resolved: '/secret/x', writeTarget: '/secret/x', isSymlink: true };
+    const outside = {
+      guard,
+      resolved: '/secret/x',
+      writeTarget: '/secret/x',
+      isSymlink: true,
+      surfaceRefusal: null,
+    };
     const readOnlyRoot = restricted(pathEntry('file:///w', 'write'));
     expect(explainAccess(readOnlyRoot, '/w/out', 'linux', outside)).toMatchObject({
       access: 'none',

@@ -3,6 +3,7 @@ import {
   assertNotDeniedIdentity,
   assertWritable,
   decideWrite,
+  EXECUTABLE_SURFACE,
   FsError,
   guardedInside,
   isDeniedPath,
@@ -28,6 +29,7 @@ const guard: PathGuard = {
   ],
   denyGlobs: [glob('/w/**/*.pem')],
   deniedIdentities: ['10:20'],
+  surface: { entries: [...EXECUTABLE_SURFACE], home: null },
 };
 
 describe('path guard', () => {

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { hasCwdDependentPermissions } from '../src/permissions/cwd-dependence.js';
+import { EXECUTABLE_SURFACE } from '../src/permissions/executable-surface.js';
 import { hasFullDiskRead, hasFullDiskWrite } from '../src/permissions/full-disk.js';
 import { readOnlyProfile, workspaceWriteProfile } from '../src/permissions/profiles.js';
 import { resolveSandboxContext } from '../src/permissions/resolve-context.js';
+import { sandboxContextSchema } from '../src/schemas/sandbox-context.js';
 import {
   context,
   glob,
@@ -73,7 +75,28 @@ describe('resolveSandboxContext routing', () => {
       cwd: '/w/sub',
       workspaceRoots: ['/w'],
       windowsSandboxLevel: 'restricted-token',
+      surface: [...EXECUTABLE_SURFACE],
+      nestedRepositories: [],
     });
+  });
+
+  it("carries the policy's additions to the executable surface and its nested-repository directories", () => {
+    const ctx = context(restricted(pathEntry('file:///w', 'write')), {
+      executableSurface: { protect: ['.envrc', '.git'], allowNestedRepositories: ['file:///w/vendor'] },
+    });
+    const resolved = resolveSandboxContext(ctx, 'linux');
+    expect(resolved).toMatchObject({
+      surface: [...EXECUTABLE_SURFACE, { path: '.envrc', reason: 'protected by the policy' }],
+      nestedRepositories: ['/w/vendor'],
+    });
+    const parses = (executableSurface: unknown) =>
+      sandboxContextSchema.safeParse({ ...context(restricted()), executableSurface }).success;
+    expect(parses({ protect: ['.vscode/tasks.json'] })).toBe(true);
+    for (const protect of [['../x'], ['/abs'], ['a//b'], ['a\\b'], [''], ['./x']]) {
+      expect(parses({ protect })).toBe(false);
+    }
+    // Strict: a misspelled key would protect less than the policy says.
+    expect(parses({ protects: ['.envrc'] })).toBe(false);
   });
 });
 

@@ -11,7 +11,7 @@ import {
   type SandboxContext,
   splitNativePath,
 } from '@fs-sandbox/policy';
-import { realOrSelf } from '../runner/path-guard.js';
+import { hostSurfaceRefusal, realOrSelf } from '../runner/path-guard.js';
 import type { SandboxRunner } from '../runner/sandbox-runner.js';
 import { type Route, routeFor, unsandboxedBecause } from './routing.js';
 
@@ -37,15 +37,19 @@ export async function explainPathAccess(raw: unknown, options: ExplainOptions): 
   const parsed = parseParams('fs/explainAccess', raw);
   const path = nativePathOf(parsed.path, os);
   const route: Route = routeFor(parsed.sandbox, os, options.serverPolicy);
-  const explanation =
-    route.kind === 'in-process'
-      ? inProcess(route, options)
-      : explainAccess(route.context.profile, path, os, {
-          guard: (await options.runner.prepare(route.context)).guard,
-          resolved: realOrSelf(path, os),
-          writeTarget: writeTargetOf(path, os),
-          isSymlink: isSymlink(path),
-        });
+  let explanation: AccessExplanation;
+  if (route.kind === 'in-process') explanation = inProcess(route, options);
+  else {
+    const { guard } = await options.runner.prepare(route.context);
+    const writeTarget = writeTargetOf(path, os);
+    explanation = explainAccess(route.context.profile, path, os, {
+      guard,
+      resolved: realOrSelf(path, os),
+      writeTarget,
+      isSymlink: isSymlink(path),
+      surfaceRefusal: hostSurfaceRefusal(guard, writeTarget, os),
+    });
+  }
   if (options.untrusted && explanation.access === 'write') {
     return {
       ...explanation,

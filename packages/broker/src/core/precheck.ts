@@ -1,6 +1,8 @@
 import {
   assertWritable,
   checkAccess,
+  decideWrite,
+  EXECUTABLE_SURFACE,
   FsError,
   type HostOs,
   isDeniedPath,
@@ -8,6 +10,7 @@ import {
   type PathGuard,
   type PermissionProfile,
   parentPath,
+  type SurfaceEntry,
   splitNativePath,
   type TouchedPath,
 } from '@fs-sandbox/policy';
@@ -24,14 +27,29 @@ import { realOrSelf } from '../runner/path-guard.js';
  */
 
 /** Throws `permission_denied` / `protected_path` naming the rule when the profile refuses a path of the request. */
-export function precheckRequest(paths: readonly TouchedPath[], profile: PermissionProfile, os: HostOs): void {
+export function precheckRequest(
+  paths: readonly TouchedPath[],
+  profile: PermissionProfile,
+  os: HostOs,
+  surface: readonly SurfaceEntry[] = EXECUTABLE_SURFACE,
+): void {
   for (const { path, access } of paths) {
     const want = access === 'read' ? 'read' : 'write';
     // `C:\w\GIT~1\config` or `C:\w\.git.\config` names .git without matching any rule about it.
     if (os === 'windows') assertPlainWindowsPath(path);
-    const decision = checkAccess(profile, path, want, os);
-    if (!decision.allowed) throw new FsError(decision.kind, `cannot ${want} ${path}: ${decision.rule}`);
+    const decision = checkAccess(profile, path, want, os, surface);
+    if (!decision.allowed && !mayBePlantedLink(decision, access)) {
+      throw new FsError(decision.kind, `cannot ${want} ${path}: ${decision.rule}`);
+    }
   }
+}
+
+/**
+ * A removal of a surface name itself is left to the helper, which sees what is there: a symlink
+ * planted on `.codex` may be removed (removing a link runs nothing), anything else is refused.
+ */
+function mayBePlantedLink(decision: { surfaceLeaf?: true }, access: TouchedPath['access']): boolean {
+  return access === 'remove' && decision.surfaceLeaf === true;
 }
 
 // `/proc/<pid>/root/x` is `/x` again, `/proc/self/fd/N/x` is whatever descriptor N holds: names
@@ -59,7 +77,9 @@ export function precheckPhysical(paths: readonly TouchedPath[], guard: PathGuard
       const parent = parentPath(os, path);
       const name = splitNativePath(os, path)?.segments.at(-1);
       if (parent === null || name === undefined) continue;
-      assertWritable(guard, joinPath(os, realOrSelf(parent, os), name), path, os);
+      const physical = joinPath(os, realOrSelf(parent, os), name);
+      const decision = decideWrite(guard, physical, os);
+      if (!decision.allowed && !mayBePlantedLink(decision, access)) assertWritable(guard, physical, path, os);
     } else if (isDeniedPath(guard, realOrSelf(path, os), os)) {
       throw new FsError('permission_denied', `cannot read ${path}: it leads to a denied path`);
     }

@@ -1,7 +1,10 @@
 import type { BigIntStats } from 'node:fs';
 import {
   decodePathBytes,
+  EXECUTABLE_SURFACE,
   formatNativePath,
+  GIT_CONFIG_MAX_BYTES,
+  type GitFileProbe,
   type GuardEntry,
   type GuardReason,
   globToRegExp,
@@ -12,16 +15,22 @@ import {
   type PathGuard,
   parentPath,
   relativeSegments,
+  repositoryHooksDirectories,
   type SandboxPlan,
+  type SurfaceEntryKind,
+  type SurfaceProbe,
   splitNativePath,
+  surfaceOfDirectory,
+  surfaceRefusal,
 } from '@fs-sandbox/policy';
 import * as host from './host-reads.js';
 
 /**
  * Per request, the broker turns the plan and the host into (1) extra read-only paths for the
- * backend (git directories named by `.git` pointer files, the broker's own code) and (2) the path
- * guard the helper checks physical locations against (policy path-guard.ts). Both read the host
- * now, not when the plan was cached: a `.git` file may have been written since.
+ * backend (git directories named by `.git` pointer files, the hooks directories the repositories
+ * holding each writable root name, the broker's own code) and (2) the path guard the helper checks
+ * physical locations against (policy path-guard.ts). Both read the host now, not when the plan was
+ * cached: a `.git` file or a repository's config may have been written since.
  */
 
 /** Why an extra read-only path is protected, for the guard's refusal. */
@@ -41,12 +50,20 @@ export interface HostProtections {
    * one would swap the repository for another).
    */
   unmounted: ReadonlyMap<string, Protection>;
+  /** The user's home (a git config's `~/`), or null when the environment does not say. */
+  home: string | null;
 }
 
 // A `.git` file or `commondir` holds one short line; anything longer is not a pointer git wrote.
 const POINTER_MAX_BYTES = 4096;
 
-export function protectHostPaths(plan: SandboxPlan, ownCode: readonly string[], os: HostOs): HostProtections {
+export function protectHostPaths(
+  plan: SandboxPlan,
+  ownCode: readonly string[],
+  os: HostOs,
+  env: Record<string, string | undefined> = process.env,
+): HostProtections {
+  const home = host.variable(env, os === 'windows' ? 'USERPROFILE' : 'HOME') ?? null;
   const extra = new Map<string, Protection>();
   const roots = plan.writableRoots.map((root) => ({ root: root.root, real: realOrSelf(root.root, os) }));
   /** The path as the deepest writable root containing it spells it, or null when none does. */
@@ -81,14 +98,131 @@ export function protectHostPaths(plan: SandboxPlan, ownCode: readonly string[], 
       }
     }
   }
-  if (extra.size === 0) return { plan, extra, unmounted };
+  // A surface name that is a symlink (`.codex -> config/codex`) makes its target what Codex, git or
+  // an agent reads: the target is protected like the name itself.
+  for (const root of plan.writableRoots) {
+    for (const name of root.protectedNames) {
+      const link = joinPath(os, root.root, name);
+      if (!isSymlink(link)) continue;
+      const target = realOrSelf(link, os);
+      const spelled = inRoot(target);
+      // A target outside every writable root cannot be written anyway.
+      if (spelled === null) continue;
+      const protection: Protection = {
+        reason: 'protected',
+        rule: `target of the symlink ${link} (protected like ${name} itself)`,
+      };
+      if (existingDirectory(target)) {
+        if (!extra.has(spelled)) extra.set(spelled, protection);
+      } else unmounted.set(target, protection);
+    }
+  }
+  for (const { directory, repository } of hooksDirectoriesOfRoots(plan, home, os)) {
+    const protection: Protection = {
+      reason: 'protected',
+      rule: `hooks directory of the repository at ${repository} (core.hooksPath): git runs what it holds`,
+    };
+    const real = realOrSelf(directory, os);
+    const mounted = existingDirectory(real) ? inRoot(real) : null;
+    if (mounted !== null && !extra.has(mounted)) extra.set(mounted, protection);
+    if (mounted !== directory) unmounted.set(directory, protection);
+  }
+  if (extra.size === 0) return { plan, extra, unmounted, home };
   const writableRoots = plan.writableRoots.map((root) => {
     const added = [...extra.keys()].filter((path) => owningRoot(plan, path, os) === root.root);
     return added.length === 0
       ? root
       : { ...root, readOnlySubpaths: [...new Set([...root.readOnlySubpaths, ...added])].sort() };
   });
-  return { plan: { ...plan, writableRoots }, extra, unmounted };
+  return { plan: { ...plan, writableRoots }, extra, unmounted, home };
+}
+
+// How the broker reads a repository's files (host reads, journaled), following symlinks as git does.
+const GIT_FILE_PROBE: GitFileProbe = {
+  kind(path) {
+    try {
+      const stats = host.stat(path);
+      return stats.isDirectory() ? 'directory' : stats.isFile() ? 'file' : 'other';
+    } catch {
+      return null;
+    }
+  },
+  read: (path) => readSmallRegularFile(path, GIT_CONFIG_MAX_BYTES),
+};
+
+/**
+ * The hooks directories (`core.hooksPath`) named by the repositories whose work tree holds a
+ * writable root: the root's own repository and those of its ancestors (a workspace opened in a
+ * repository's subdirectory). The helper finds the repositories inside a root where it acts; these
+ * it may not see. A root inside the surface (an explicit grant) has none.
+ */
+function hooksDirectoriesOfRoots(
+  plan: SandboxPlan,
+  home: string | null,
+  os: HostOs,
+): Array<{ directory: string; repository: string }> {
+  const found: Array<{ directory: string; repository: string }> = [];
+  const seen = new Set<string>();
+  for (const root of plan.writableRoots) {
+    if (root.protectedNames.length === 0) continue;
+    for (let worktree: string | null = root.root; worktree !== null; worktree = parentPath(os, worktree)) {
+      if (seen.has(worktree)) break;
+      seen.add(worktree);
+      if (GIT_FILE_PROBE.kind(joinPath(os, worktree, '.git')) === null) continue;
+      for (const directory of repositoryHooksDirectories(worktree, GIT_FILE_PROBE, home, os))
+        found.push({ directory, repository: worktree });
+    }
+  }
+  return found;
+}
+
+/**
+ * Why the executable surface refuses a write at the physical path `target`, judged on the host's
+ * files as the helper judges them where it acts (for `why`): a git directory whatever its name, a
+ * hooks directory, a write completing a git directory's layout. Null when it does not.
+ */
+export function hostSurfaceRefusal(guard: PathGuard, target: string, os: HostOs): string | null {
+  const directory = parentPath(os, target);
+  const name = splitNativePath(os, target)?.segments.at(-1);
+  if (directory === null || name === undefined) return null;
+  const probe: SurfaceProbe = {
+    ...GIT_FILE_PROBE,
+    entry(levels, entryName) {
+      let at = directory;
+      for (let level = 0; level < levels; level++) at = parentPath(os, at) ?? at;
+      try {
+        const stats = host.lstat(joinPath(os, at, entryName));
+        const kind: SurfaceEntryKind = stats.isSymbolicLink()
+          ? 'symlink'
+          : stats.isDirectory()
+            ? 'directory'
+            : stats.isFile()
+              ? 'file'
+              : 'other';
+        return kind;
+      } catch {
+        return null;
+      }
+    },
+  };
+  const verb = probe.entry(0, name) === null ? 'create' : 'write';
+  return surfaceRefusal(surfaceOfDirectory(guard, directory, probe, os), name, verb, os);
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return host.lstat(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function existingDirectory(path: string): boolean {
+  try {
+    return host.stat(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function owningRoot(plan: SandboxPlan, path: string, os: HostOs): string | null {
@@ -160,10 +294,10 @@ function symlinksOnTheWay(path: string, os: HostOs): string[] {
   return [...new Set(links)];
 }
 
-function readSmallRegularFile(path: string): string | null {
+function readSmallRegularFile(path: string, maxBytes = POINTER_MAX_BYTES): string | null {
   try {
-    if (!host.lstat(path).isFile()) return null;
-    return host.readHead(path, POINTER_MAX_BYTES).toString('utf8');
+    if (!host.stat(path).isFile()) return null;
+    return host.readHead(path, maxBytes).toString('utf8');
   } catch {
     return null;
   }
@@ -199,7 +333,7 @@ export function realOrSelf(path: string, os: HostOs): string {
  */
 export function buildPathGuard(
   plan: SandboxPlan,
-  host: Pick<HostProtections, 'extra' | 'unmounted'>,
+  host: Pick<HostProtections, 'extra' | 'unmounted' | 'home'>,
   denyGlobMatches: readonly string[],
 ): PathGuard {
   const { extra } = host;
@@ -210,10 +344,9 @@ export function buildPathGuard(
     const real = realOrSelf(path, os);
     if (real !== path) entries.push({ path: real, reason, rule });
   };
+  // The surface's names (`.git`, `.codex`, …) are not entries: the guard matches them at any depth.
   for (const root of plan.writableRoots) {
     add(root.root, 'writable_root', 'writable root');
-    for (const name of root.protectedNames)
-      add(joinPath(os, root.root, name), 'protected', `protected metadata path ${name}`);
     for (const path of root.readOnlySubpaths) {
       const protection = extra.get(path);
       add(path, protection?.reason ?? 'read_only', protection?.rule ?? `read-only entry ${path}`);
@@ -229,6 +362,7 @@ export function buildPathGuard(
       return { pattern, source: regex.source, flags: regex.flags };
     }),
     deniedIdentities: deniedFileIdentities([...denied, ...denyGlobMatches], os),
+    surface: { entries: plan.surface ?? [...EXECUTABLE_SURFACE], home: host.home },
   };
 }
 

@@ -110,7 +110,7 @@ export async function explainForPlatform(
       throw new FsError('internal_error', 'explain never runs a helper');
     },
     // Neither `.git` pointer files nor the broker's installation can be looked at on that host.
-    protectHostPaths: (plan) => ({ plan, extra: new Map(), unmounted: new Map() }),
+    protectHostPaths: (plan) => ({ plan, extra: new Map(), unmounted: new Map(), home: null }),
   });
   const { plan, launch } = await runner.prepareLaunch(route.context);
   return {

@@ -1,6 +1,8 @@
 import type { BigIntStats } from 'node:fs';
 import {
   assertNotDeniedIdentity,
+  childPath,
+  type DirectorySurface,
   decodePathBytes,
   FsError,
   fsPathArg,
@@ -12,9 +14,9 @@ import {
   parentPath,
   pathStartsWith,
   splitNativePath,
+  surfaceWithCreated,
 } from '@fs-sandbox/policy/core';
 import { atomicWrite } from '../atomic-write.js';
-import { childPath } from '../child-path.js';
 import { type DirectoryAnchor, locateName, openDirectory } from '../directory-anchor.js';
 import { displayPath } from '../display-path.js';
 import { describeFileType } from '../file-kind.js';
@@ -33,6 +35,13 @@ import { openRegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { pathParam, requiredBoolean } from '../params.js';
+import {
+  assertLocatedAllowed,
+  assertNotGitDirectory,
+  assertSurfaceAllows,
+  childSurface,
+  directorySurface,
+} from '../surface-check.js';
 import { TEMP_NAME_ATTEMPTS, tempSiblingName } from '../temp-name.js';
 import { type GuardScope, TreeGuard } from '../tree-guard.js';
 import { type ProgressSink, progressCounter } from '../tree-progress-counter.js';
@@ -273,6 +282,11 @@ interface Landing {
   guard: GuardScope;
   /** The opened destination directory (the copy pass only). */
   directory: DirectoryAnchor | null;
+  /**
+   * The executable surface's facts of the destination directory (the copy pass only, with a
+   * guard), updated as the copy creates git directory markers in it (a merge could complete one).
+   */
+  surface: DirectorySurface | null;
 }
 
 function copiable(stats: BigIntStats): boolean {
@@ -306,15 +320,30 @@ async function copyTree(source: string, destination: string, options: CopyOption
   try {
     const guard = new TreeGuard(options.guard, os, located.physical, treeMountPoints());
     guard.check(located.physical, destination, 'create', { entries: true, globs: true });
+    assertLocatedAllowed(located, options.guard, 'create', destination, os);
+    // A tree laid out as a git directory is refused whole, before anything is created.
+    assertNotGitDirectory(sourceRoot, source, os);
     const landing = (
       physical: string,
       display: string,
       directory: DirectoryAnchor | null,
       parent: Landing | null,
-    ): Landing => ({ physical, display, guard: guard.scope(physical, parent?.guard ?? null), directory });
+      surface: DirectorySurface | null = null,
+    ): Landing => ({
+      physical,
+      display,
+      guard: guard.scope(physical, parent?.guard ?? null),
+      directory,
+      surface,
+    });
     const check = (parent: Landing, entry: TreeEntry): string => {
       const physical = childPath(os, parent.physical, entry.name);
-      guard.check(physical, childPath(os, parent.display, entry.name), 'create', parent.guard);
+      const display = childPath(os, parent.display, entry.name);
+      guard.check(physical, display, 'create', parent.guard);
+      if (parent.surface !== null) {
+        assertSurfaceAllows(parent.surface, entry.name, 'create', display, os);
+        parent.surface = surfaceWithCreated(parent.surface, entry.name);
+      }
       return physical;
     };
     const walk = { os, maxEntries: LIMITS.treeMaxEntries, tooMany: tooMany(source), onLoop: 'skip' } as const;
@@ -325,8 +354,9 @@ async function copyTree(source: string, destination: string, options: CopyOption
       source,
       landing(located.physical, destination, null, null),
       {
-        async enter(parent, entry) {
+        async enter(parent, entry, from) {
           checked();
+          assertNotGitDirectory(from, entry.display, os);
           return landing(check(parent, entry), childPath(os, parent.display, entry.name), null, parent);
         },
         async visit(parent, entry) {
@@ -347,10 +377,11 @@ async function copyTree(source: string, destination: string, options: CopyOption
     const copyIdentity = await copyRoot.identity();
     const budget = new ByteBudget(source);
     const copied = progressCounter(options.progress, 'done');
+    const rootSurface = options.guard === null ? null : directorySurface(copyRoot, options.guard, os);
     await walkTree(
       sourceRoot,
       source,
-      landing(copyRoot.physical, destination, copyRoot, null),
+      landing(copyRoot.physical, destination, copyRoot, null, rootSurface),
       {
         async enter(parent, entry) {
           if (`${entry.stats.dev}:${entry.stats.ino}` === copyIdentity) return null;
@@ -364,7 +395,9 @@ async function copyTree(source: string, destination: string, options: CopyOption
           );
           open.add(directory);
           copied();
-          return landing(physical, display, directory, parent);
+          const surface =
+            parent.surface === null ? null : childSurface(parent.surface, entry.name, directory, os);
+          return landing(physical, display, directory, parent, surface);
         },
         async visit(parent, entry, from) {
           copied();

@@ -15,6 +15,12 @@ import { lstat, mkdir, stat } from '../fs-async.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { pathParam, requiredBoolean } from '../params.js';
+import {
+  assertLocatedAllowed,
+  assertSurfaceAllows,
+  childSurface,
+  directorySurface,
+} from '../surface-check.js';
 
 /**
  * Creates a directory; an existing directory (or a link to one) is success, as in the reference.
@@ -33,15 +39,23 @@ export async function createDirectoryAt(
   let anchor = existing;
   try {
     // Every directory to be made is checked before the first is: a refusal leaves nothing behind.
-    if (guard !== null) {
-      for (const index of missing.keys()) {
+    const existingSurface = guard === null ? null : directorySurface(existing, guard, os);
+    if (guard !== null && existingSurface !== null) {
+      let planned = existingSurface;
+      for (const [index, name] of missing.entries()) {
         const physical = joinPath(os, existing.physical, ...missing.slice(0, index + 1));
-        assertWritable(guard, physical, ancestorAbove(os, path, missing.length - 1 - index), os);
+        const shown = ancestorAbove(os, path, missing.length - 1 - index);
+        assertWritable(guard, physical, shown, os);
+        assertSurfaceAllows(planned, name, 'create', shown, os);
+        planned = childSurface(planned, name, null, os);
       }
     }
+    // Then again as each is made, on the directory just opened (its facts derived level by level).
+    let surface = existingSurface;
     for (const [index, name] of missing.entries()) {
       const shown = ancestorAbove(os, path, missing.length - 1 - index);
       if (guard !== null) assertWritable(guard, joinPath(os, anchor.physical, name), shown, os);
+      if (surface !== null) assertSurfaceAllows(surface, name, 'create', shown, os);
       await mkdir(fsPathArg(anchor.child(name))).catch((error: unknown) => {
         if (!hasErrno(error, 'EEXIST')) throw fromOsError(error, shown);
       });
@@ -53,6 +67,7 @@ export async function createDirectoryAt(
       );
       await anchor.close();
       anchor = next;
+      if (surface !== null) surface = childSurface(surface, name, next, os);
     }
   } finally {
     await anchor.close();
@@ -79,6 +94,7 @@ async function createOne(path: string, os: HostOs, guard: PathGuard | null): Pro
   });
   try {
     if (guard !== null) assertWritable(guard, located.physical, path, os);
+    assertLocatedAllowed(located, guard, 'create', path, os);
     await mkdir(fsPathArg(located.access));
   } catch (error) {
     if (hasErrno(error, 'EEXIST')) return await requireDirectory(located.access, path);

@@ -1,6 +1,5 @@
 import type { HelperResultOf } from '@fs-sandbox/policy';
-import { fsPathArg, type HostOs, LIMITS } from '@fs-sandbox/policy/core';
-import { childPath } from '../child-path.js';
+import { childPath, fsPathArg, type HostOs, LIMITS } from '@fs-sandbox/policy/core';
 import { stat } from '../fs-async.js';
 import { byNameBytes, listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';

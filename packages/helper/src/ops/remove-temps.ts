@@ -1,5 +1,6 @@
 import {
   assertWritable,
+  childPath,
   FsError,
   fsPathArg,
   isFsError,
@@ -7,7 +8,6 @@ import {
   LIMITS,
   TEMP_TAG,
 } from '@fs-sandbox/policy/core';
-import { childPath } from '../child-path.js';
 import { openDirectory } from '../directory-anchor.js';
 import { unlink } from '../fs-async.js';
 import type { Operation } from '../operation.js';

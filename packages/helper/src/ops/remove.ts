@@ -1,5 +1,8 @@
 import {
   assertWritable,
+  childPath,
+  type DirectorySurface,
+  decideWrite,
   FsError,
   fsPathArg,
   type HostOs,
@@ -10,7 +13,6 @@ import {
   parentPath,
   samePath,
 } from '@fs-sandbox/policy/core';
-import { childPath } from '../child-path.js';
 import { type DirectoryAnchor, type LocatedName, locateName, openDirectory } from '../directory-anchor.js';
 import { displayPath } from '../display-path.js';
 import { treeMountPoints } from '../freshness.js';
@@ -18,6 +20,12 @@ import { lstat, rmdir, stat, unlink } from '../fs-async.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { pathParam, requiredBoolean } from '../params.js';
+import {
+  assertLocatedAllowed,
+  assertSurfaceAllows,
+  childSurface,
+  directorySurface,
+} from '../surface-check.js';
 import { type GuardScope, TreeGuard } from '../tree-guard.js';
 import { type ProgressSink, progressCounter } from '../tree-progress-counter.js';
 import { type TreeEntry, walkTree } from '../tree-walk.js';
@@ -59,7 +67,8 @@ export async function removeAt(path: string, options: RemoveOptions): Promise<vo
       throw fromOsError(error, name);
     });
     if (stats === null) return await missingIsRemoved(name, options);
-    if (options.guard !== null) refuseGuarded(options.guard, located.physical, name, options.os);
+    if (options.guard !== null)
+      refuseGuarded(options.guard, located, name, options.os, 'remove', stats.isSymbolicLink());
     if (!stats.isDirectory()) return await removeNonDirectory(located.access, name, options.os);
     if (options.recursive) return await removeTree(located, name, options);
     await rmdir(fsPathArg(located.access)).catch((error: unknown) => {
@@ -76,15 +85,25 @@ export async function removeAt(path: string, options: RemoveOptions): Promise<vo
   }
 }
 
-/** The removed (or renamed) name's own rules: it must be writable, and a writable root is never removed (it is the sandbox's mount). */
+/**
+ * The removed (or renamed, or replaced) name's own rules: it must be writable by the guard and by
+ * the executable surface, and a writable root is never removed (it is the sandbox's mount). A
+ * symlink standing on a surface name itself (`.codex -> /usr`) may be removed: removing a link runs
+ * nothing, and it would otherwise block the workspace's sandbox for good.
+ */
 export function refuseGuarded(
   guard: PathGuard,
-  physical: string,
+  located: LocatedName,
   name: string,
   os: HostOs,
   verb: 'remove' | 'rename' | 'replace' = 'remove',
+  isSymlink = false,
 ): void {
-  assertWritable(guard, physical, name, os);
+  const { physical } = located;
+  const decision = decideWrite(guard, physical, os);
+  const plantedLink = !decision.allowed && decision.surfaceLeaf === true && isSymlink && verb === 'remove';
+  if (!plantedLink) assertWritable(guard, physical, name, os);
+  assertLocatedAllowed(located, guard, 'write', name, os);
   const root = guard.entries.find(
     (entry) => entry.reason === 'writable_root' && samePath(os, entry.path, physical),
   );
@@ -152,6 +171,8 @@ interface RemovalScope {
   physical: string;
   display: string;
   guard: GuardScope;
+  /** The executable surface's facts of the directory (null without a guard). */
+  surface: DirectorySurface | null;
 }
 
 /**
@@ -211,10 +232,16 @@ export function removalSurvey(root: DirectoryAnchor, name: string, os: HostOs, g
     );
   }
   const treeGuard = new TreeGuard(guard, os, root.physical, mounts);
-  const scope = (physical: string, display: string, parent: RemovalScope | null): RemovalScope => ({
+  const scope = (
+    physical: string,
+    display: string,
+    parent: RemovalScope | null,
+    surface: DirectorySurface | null,
+  ): RemovalScope => ({
     physical,
     display,
     guard: treeGuard.scope(physical, parent?.guard ?? null),
+    surface,
   });
   const options = {
     os,
@@ -222,13 +249,24 @@ export function removalSurvey(root: DirectoryAnchor, name: string, os: HostOs, g
     tooMany: tooMany(name),
     onLoop: 'refuse',
   } as const;
+  // A git directory, a nested repository's `.git` or a hooks directory inside the tree keeps the
+  // whole tree: the surface is read-only, its removal included.
   const enter = async (parent: RemovalScope, entry: TreeEntry, directory: DirectoryAnchor) => {
     treeGuard.check(directory.physical, entry.display, 'remove', parent.guard);
-    return scope(directory.physical, entry.display, parent);
+    if (parent.surface !== null) assertSurfaceAllows(parent.surface, entry.name, 'write', entry.display, os);
+    const surface = parent.surface === null ? null : childSurface(parent.surface, entry.name, directory, os);
+    return scope(directory.physical, entry.display, parent, surface);
   };
-  const check = (parent: RemovalScope, entry: TreeEntry): void =>
+  const check = (parent: RemovalScope, entry: TreeEntry): void => {
     treeGuard.check(childPath(os, parent.physical, entry.name), entry.display, 'remove', parent.guard);
-  const rootScope = scope(root.physical, name, null);
+    if (parent.surface !== null) assertSurfaceAllows(parent.surface, entry.name, 'write', entry.display, os);
+  };
+  const rootScope = scope(
+    root.physical,
+    name,
+    null,
+    guard === null ? null : directorySurface(root, guard, os),
+  );
   return {
     rootScope,
     enter,

@@ -16,6 +16,7 @@ import { listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
 import { pathParam, requiredBoolean } from '../params.js';
+import { assertLocatedAllowed } from '../surface-check.js';
 import { TreeGuard } from '../tree-guard.js';
 import type { ProgressSink } from '../tree-progress-counter.js';
 import { lstatOrNull } from '../write-target.js';
@@ -68,11 +69,12 @@ export async function renameAt(
       }
       // The guard first: it names the rule (a protected name is also a read-only mount).
       if (options.guard !== null) {
-        refuseGuarded(options.guard, from.physical, source, os, 'rename');
+        refuseGuarded(options.guard, from, source, os, 'rename');
         assertWritable(options.guard, to.physical, destination, os);
       }
       refuseMountedName(from.physical, source, 'rename');
       const existing = await lstatOrNull(to.access, destination);
+      assertLocatedAllowed(to, options.guard, existing === null ? 'create' : 'write', destination, os);
       if (existing !== null) await refuseExisting(existing, to, destination, stats, options);
       const skipsEntries = stats.isDirectory() ? await surveyTree(from, to, source, options) : false;
       return await move(from, to, source, destination, stats, existing !== null, skipsEntries, options);
@@ -108,7 +110,7 @@ async function refuseExisting(
       `${displayPath(destination)} already exists (pass overwrite: true to replace it)`,
     );
   }
-  if (options.guard !== null) refuseGuarded(options.guard, to.physical, destination, options.os, 'replace');
+  if (options.guard !== null) refuseGuarded(options.guard, to, destination, options.os, 'replace');
   refuseMountedName(to.physical, destination, 'replace');
   if (existing.isDirectory() !== source.isDirectory()) {
     throw new FsError(

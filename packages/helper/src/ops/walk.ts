@@ -1,7 +1,13 @@
 import type { Stats } from 'node:fs';
 import type { HelperParamsOf, HelperResultOf } from '@fs-sandbox/policy';
-import { assertWalkLimits, fsPathArg, type HostOs, LIMITS, nativeToPathUri } from '@fs-sandbox/policy/core';
-import { childPath } from '../child-path.js';
+import {
+  assertWalkLimits,
+  childPath,
+  fsPathArg,
+  type HostOs,
+  LIMITS,
+  nativeToPathUri,
+} from '@fs-sandbox/policy/core';
 import { lstat, stat } from '../fs-async.js';
 import { byNameBytes, type ListedEntry, listDirectory } from '../list-directory.js';
 import type { Operation } from '../operation.js';

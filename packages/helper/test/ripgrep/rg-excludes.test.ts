@@ -1,4 +1,5 @@
 import type { PathGuard } from '@fs-sandbox/policy/core';
+import { EXECUTABLE_SURFACE } from '@fs-sandbox/policy/core';
 import { describe, expect, it } from 'vitest';
 import { policyExcludes } from '../../src/ripgrep/rg-excludes.js';
 
@@ -16,6 +17,7 @@ const GUARD: PathGuard = {
   ],
   denyGlobs: [glob('/w/**/*.env'), glob('/**/*.pem'), glob('/other/**/*.key'), glob('/w*/x')],
   deniedIdentities: [],
+  surface: { entries: [...EXECUTABLE_SURFACE], home: null },
 };
 
 describe('policyExcludes', () => {

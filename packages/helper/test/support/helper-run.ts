@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { type HelperMethod, isHelperMethod, parseForHelper, resolveSandboxContext } from '@fs-sandbox/policy';
 import {
   currentHostOs,
+  EXECUTABLE_SURFACE,
   nativeToPathUri,
   type PathGuard,
   toWireError,
@@ -84,6 +85,7 @@ export function writableGuard(root: string): PathGuard {
     entries: [{ path: realpathSync(root), reason: 'writable_root', rule: 'writable root' }],
     denyGlobs: [],
     deniedIdentities: [],
+    surface: { entries: [...EXECUTABLE_SURFACE], home: null },
   };
 }
 

@@ -9,8 +9,14 @@ import {
 } from '../native-path.js';
 import { type Access, isRestrictedProfile, type PermissionProfile } from '../schemas/sandbox-context.js';
 import { entryLabel, entryScope } from './entry-scope.js';
+import {
+  EXECUTABLE_SURFACE,
+  isInsideSurface,
+  type SurfaceEntry,
+  surfaceMatch,
+  surfaceRule,
+} from './executable-surface.js';
 import { globDeniesPath } from './glob-match.js';
-import { isInsideProtectedName, protectedNameOf } from './protected-names.js';
 
 /**
  * Access resolution: among the entries whose root contains the path (whole segments),
@@ -87,17 +93,25 @@ export function accessFor(profile: PermissionProfile, nativePath: string, os: Ho
 
 export type AccessCheck =
   | { allowed: true }
-  | { allowed: false; kind: 'permission_denied' | 'protected_path'; rule: string };
+  | {
+      allowed: false;
+      kind: 'permission_denied' | 'protected_path';
+      rule: string;
+      /** The path itself is a surface name (path-guard.ts GuardDecision): a link there may be removed. */
+      surfaceLeaf?: true;
+    };
 
 /**
  * Whether `want` is allowed on the path, and if not the rule that refused it. This is the early,
- * clear-error check; the platform sandbox is what enforces.
+ * clear-error check; the platform sandbox and the helper's guard are what enforce. `surface` is the
+ * executable surface the context protects (the fixed entries unless the policy added some).
  */
 export function checkAccess(
   profile: PermissionProfile,
   nativePath: string,
   want: 'read' | 'write',
   os: HostOs,
+  surface: readonly SurfaceEntry[] = EXECUTABLE_SURFACE,
 ): AccessCheck {
   const decision = decide(profile, nativePath, os);
   if (decision.access === 'deny') {
@@ -111,22 +125,30 @@ export function checkAccess(
   if (want === 'read') return { allowed: true };
   if (decision.access === 'read')
     return { allowed: false, kind: 'permission_denied', rule: 'outside writable roots' };
-  const name = protectedNameUnder(decision.root, nativePath, os);
-  if (name !== null)
-    return { allowed: false, kind: 'protected_path', rule: `protected metadata path ${name}` };
-  return { allowed: true };
+  return surfaceRefusal(decision.root, nativePath, os, surface) ?? { allowed: true };
 }
 
 /**
- * The protected name a write would land in, directly under the deciding writable root. A writable
- * root that itself lies inside such a name is an explicit grant, so nothing is protected below it.
+ * The surface entry a write would land in, at any depth below the deciding writable root. A
+ * writable root that itself lies inside one is an explicit grant, so nothing is protected below it.
  * Unrestricted profiles have no writable roots and hence nothing protected (as in the reference).
  */
-function protectedNameUnder(root: string | null, nativePath: string, os: HostOs): string | null {
+function surfaceRefusal(
+  root: string | null,
+  nativePath: string,
+  os: HostOs,
+  surface: readonly SurfaceEntry[],
+): AccessCheck | null {
   if (root === null) return null;
   const rootSplit = splitNativePath(os, root);
-  if (!rootSplit || isInsideProtectedName(os, rootSplit.segments)) return null;
-  const below = relativeSegments(os, nativePath, root);
-  const first = below?.[0];
-  return first === undefined ? null : protectedNameOf(os, first);
+  if (!rootSplit || isInsideSurface(surface, rootSplit.segments, os)) return null;
+  const below = relativeSegments(os, nativePath, root) ?? [];
+  const match = surfaceMatch(surface, below, os);
+  if (match === null) return null;
+  return {
+    allowed: false,
+    kind: 'protected_path',
+    rule: surfaceRule(match.entry),
+    ...(match.end === below.length - 1 ? { surfaceLeaf: true as const } : {}),
+  };
 }

@@ -16,6 +16,12 @@ export interface PhysicalFacts {
   writeTarget: string;
   /** An existing symlink at the path itself (a sandboxed write never follows one). */
   isSymlink: boolean;
+  /**
+   * Why the executable surface refuses a write at `writeTarget` on what the files there are
+   * (surface-judge.ts: a git directory whatever its name, a hooks directory, a layout completed),
+   * or null.
+   */
+  surfaceRefusal: string | null;
 }
 
 /**
@@ -42,7 +48,7 @@ export function explainAccess(
     const real = checkAccess(profile, physical.resolved, 'read', os);
     if (!real.allowed) return { access: 'none', reason: `${real.rule}${resolvedNote}`, ...decided };
   }
-  const write = checkAccess(profile, path, 'write', os);
+  const write = checkAccess(profile, path, 'write', os, physical.guard.surface.entries);
   if (!write.allowed) {
     return {
       access: 'read',
@@ -67,6 +73,9 @@ export function explainAccess(
       ...decided,
       ...(guarded.kind === 'protected_path' ? { protected: true as const } : {}),
     };
+  }
+  if (physical.surfaceRefusal !== null) {
+    return { access: 'read', reason: physical.surfaceRefusal, ...decided, protected: true as const };
   }
   return { access: 'write', reason: 'a writable root holds it and no narrower rule denies it', ...decided };
 }

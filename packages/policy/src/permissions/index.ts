@@ -14,5 +14,4 @@ export {
   parseDenyGlob,
 } from './glob-match.js';
 export * from './profiles.js';
-export * from './protected-names.js';
 export * from './resolve-context.js';

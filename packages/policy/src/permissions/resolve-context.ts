@@ -11,6 +11,7 @@ import {
   type WindowsSandboxLevel,
 } from '../schemas/sandbox-context.js';
 import { hasCwdDependentPermissions } from './cwd-dependence.js';
+import { executableSurface, type SurfaceEntry } from './executable-surface.js';
 import { hasFullDiskWrite } from './full-disk.js';
 import { isAbsoluteGlob, parseDenyGlob } from './glob-match.js';
 
@@ -27,6 +28,10 @@ export type ResolvedContext =
       /** Native workspace roots. */
       workspaceRoots: string[];
       windowsSandboxLevel: WindowsSandboxLevel;
+      /** The executable surface protected below every writable root: the fixed entries and the policy's. */
+      surface: SurfaceEntry[];
+      /** Native directories in or below which a command may leave a new git repository. */
+      nestedRepositories: string[];
     };
 
 /** A context that needs the platform sandbox. */
@@ -82,6 +87,10 @@ export function resolveSandboxContext(
     cwd,
     workspaceRoots,
     windowsSandboxLevel: context.windowsSandboxLevel,
+    surface: executableSurface(context.executableSurface?.protect ?? []),
+    nestedRepositories: (context.executableSurface?.allowNestedRepositories ?? []).map((uri) =>
+      pathUriToNative(uri, os),
+    ),
   };
 }
 

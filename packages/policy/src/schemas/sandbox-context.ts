@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits.js';
+import { SURFACE_EXTENSION_MAX_ENTRIES, surfaceEntryProblem } from '../permissions/executable-surface.js';
 import { pathUriSchema, u64Schema } from './primitives.js';
 import type { UnknownFieldParams } from './serde-messages.js';
 
@@ -143,6 +144,31 @@ export type RestrictedProfile = Extract<PermissionProfile, { type: 'managed' }> 
 export const WINDOWS_SANDBOX_LEVELS = ['disabled', 'restricted-token', 'elevated', 'mxc'] as const;
 export type WindowsSandboxLevel = (typeof WINDOWS_SANDBOX_LEVELS)[number];
 
+/**
+ * fs-sandbox's extension of the context (an extra field the reference's types ignore): what the
+ * executable surface (permissions/executable-surface.ts) protects beyond its fixed entries, and
+ * where a command may create a git repository of its own. Strict: a misspelled key here would
+ * silently protect less than the policy says.
+ */
+export const executableSurfaceSchema = z.strictObject({
+  /** Names or relative paths protected at any depth below every writable root (`.vscode/tasks.json`). */
+  protect: z
+    .array(
+      z.string().superRefine((path, ctx) => {
+        const problem = surfaceEntryProblem(path);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: `protect entry ${problem}` });
+      }),
+    )
+    .max(SURFACE_EXTENSION_MAX_ENTRIES)
+    .optional(),
+  /**
+   * Directories in or below which a command's `git init` or `git clone` may leave a new repository
+   * on the host: its data is committed, its config and hooks never are.
+   */
+  allowNestedRepositories: z.array(pathUriSchema).max(SURFACE_EXTENSION_MAX_ENTRIES).optional(),
+});
+export type ExecutableSurfacePolicy = z.output<typeof executableSurfaceSchema>;
+
 export const sandboxContextSchema = z.object({
   permissions: permissionProfileSchema,
   // The reference requires this field; defaulting to `disabled` is the fail-closed choice (on
@@ -154,6 +180,7 @@ export const sandboxContextSchema = z.object({
   temporaryDirectories: z.array(pathUriSchema).nullish(),
   windowsSandboxPrivateDesktop: z.boolean().nullish(),
   useLegacyLandlock: z.boolean().nullish(),
+  executableSurface: executableSurfaceSchema.nullish(),
 });
 export type SandboxContext = z.output<typeof sandboxContextSchema>;
 /**

@@ -68,6 +68,8 @@ interface Mount {
   kind: MountKind;
   /** Set on another name of a read-only entry: the facts of what it names (no symlink in it). */
   alias?: PathFact;
+  /** An executable-surface name directly under a writable root (`<root>/.git`). */
+  surface?: true;
 }
 
 /** What a mount inherits from its nearest mounted ancestor (or the base layer) that is already read-only. */
@@ -145,6 +147,10 @@ export function buildBwrapSandbox(plan: SandboxPlan, facts: PathFacts, runtime: 
     // Another name only needs closing where a writable bind shows it; inside a deny it stays masked.
     if (mount.alias !== undefined && inherited !== 'write') continue;
     const fact = mount.alias ?? factOf(facts, mount.path);
+    // A symlink standing on a surface name (`.codex -> /usr`, planted from inside) is not mounted:
+    // the guard refuses writes there by name, and mounting would either follow the link or refuse
+    // the whole sandbox for a link the helper may now remove.
+    if (mount.surface && crossesRewritableSymlink(fact, facts)) continue;
     refuseRewritableSymlink(mount.path, fact, facts, writableRoots);
     // A missing path is never mounted: bwrap would create a placeholder for it on the host (inside a
     // writable bind) or fail. Missing deny/read-only paths under a writable root could then be
@@ -398,9 +404,9 @@ function planMounts(plan: SandboxPlan, runtime: HelperRuntime, denyGlobMatches: 
   for (const writable of plan.writableRoots) {
     candidates.push({ path: writable.root, kind: 'write' });
     for (const path of writable.readOnlySubpaths) candidates.push({ path, kind: 'read' });
-    // Existing .git/.agents/.codex are re-bound read-only (missing ones: see the pre-check).
+    // Existing .git/.agents/.codex are re-bound read-only (missing ones, and any deeper: the guard).
     for (const name of writable.protectedNames)
-      candidates.push({ path: joinPath('linux', writable.root, name), kind: 'read' });
+      candidates.push({ path: joinPath('linux', writable.root, name), kind: 'read', surface: true });
   }
   // Deny globs have no mount form: the paths they match now are masked like denied paths.
   for (const path of [...plan.deniedPaths, ...denyGlobMatches]) candidates.push({ path, kind: 'deny' });
@@ -442,6 +448,13 @@ function factOf(facts: PathFacts, path: string): PathFact {
   const fact = facts.paths.get(path);
   if (!fact) throw new FsError('internal_error', `bwrap argv builder has no path facts for ${path}`);
   return fact;
+}
+
+/** True when resolving the path crosses a symlink inside a writable root (one the sandbox could rewrite). */
+function crossesRewritableSymlink(fact: PathFact, facts: PathFacts): boolean {
+  return fact.symlinksCrossed.some((link) =>
+    facts.writableRootRealPaths.some((root) => link !== root && pathStartsWith('linux', link, root)),
+  );
 }
 
 /**

@@ -48,9 +48,10 @@ export async function reconcileSeatbeltPaths(
         `writable root ${writable.root} resolves through a symlink to ${rootTarget}; Seatbelt matches resolved paths, so the sandbox refuses a writable root that is not its own real path`,
       );
     }
+    // The surface's names are not among them: a symlink planted on one (`.codex -> /usr`) would
+    // refuse every sandbox of the workspace, and the helper's guard refuses writes there by name.
     const keptOut = [
       ...writable.readOnlySubpaths,
-      ...writable.protectedNames.map((name) => joinPath('macos', writable.root, name)),
       ...plan.deniedPaths.filter((path) => apfsPathIsInside(path, writable.root)),
     ];
     for (const path of keptOut) {
