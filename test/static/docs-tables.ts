@@ -215,6 +215,16 @@ export const LIMIT_ROWS: readonly [string, (limits: Limits) => string][] = [
     (l) =>
       `${l.watchesPerConnection} watches per connection; ${count(l.watchPendingPaths)} changed paths held per watch between two \`fs/changed\` (past it they collapse into the watched path)`,
   ],
+  [
+    "a command's network allowlist",
+    (l) =>
+      `${l.networkMaxEntries} entries in \`allow\` and in \`deny\`, ${l.networkEntryMaxChars} characters each (\`invalid_params\`); \`managedNetwork.loopbackPorts\` at most ${l.networkMaxManagedPorts} ports`,
+  ],
+  [
+    "a command's proxy",
+    (l) =>
+      `${l.networkMaxConnections} connections open at once; ${bytes(l.networkMaxBytes)} relayed over the command's life (then every connection closes); ${duration(l.networkIdleTimeoutMs)} without a byte either way; ${duration(l.networkRequestTimeoutMs)} to send a request; ${duration(l.networkConnectTimeoutMs)} to resolve and to connect; ${l.networkMaxLookups} look-ups at once; ${count(l.networkMaxRefusalEvents)} refusals reported (then one line says the rest were not); ${duration(l.networkSetupTimeoutMs)} for the set-up step to hand over its listeners — past each, refused or closed, and said`,
+  ],
 ];
 
 /** The `LIMITS` keys a render reads. */

@@ -8,6 +8,7 @@ export * from './deep-freeze.js';
 export * from './env-allowlist.js';
 export * from './helper-params.js';
 export * from './method-table.js';
+export * from './network/index.js';
 export * from './patch/assess-patch.js';
 export * from './patch/patch-request.js';
 export * from './permissions/index.js';

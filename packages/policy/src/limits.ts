@@ -127,6 +127,32 @@ export const LIMITS = {
    */
   watchesPerConnection: 256,
   watchPendingPaths: 1024,
+  /**
+   * A command's network allowlist: entries in `allow` and in `deny` (each list), and characters of
+   * one entry (a 253-character name, `*.`, and `:65535`).
+   */
+  networkMaxEntries: 256,
+  networkEntryMaxChars: 262,
+  /**
+   * The proxy of one command: connections open at once (more are refused, and logged); bytes it
+   * relays in both directions together over the command's life (past it every connection is closed
+   * and new ones are refused); how long a connection may sit without a byte either way, how long a
+   * client may take to send its request, and how long the look-up and the connection of one
+   * destination may take.
+   */
+  networkMaxConnections: 64,
+  networkMaxBytes: 16 * 1024 * 1024 * 1024,
+  networkIdleTimeoutMs: 5 * 60 * 1000,
+  networkRequestTimeoutMs: 30_000,
+  networkConnectTimeoutMs: 30_000,
+  /** Look-ups one command's proxy runs at once (getaddrinfo runs on the broker's shared thread pool). */
+  networkMaxLookups: 4,
+  /** Audit lines one command's refused connections may write; past it one line says the rest were dropped. */
+  networkMaxRefusalEvents: 1000,
+  /** How long the set-up step inside the sandbox may take to hand the broker its listeners. */
+  networkSetupTimeoutMs: 30_000,
+  /** Loopback ports a managed network (`managedNetwork.loopbackPorts`) may name. */
+  networkMaxManagedPorts: 16,
   /** fs/search: matches returned (default and most), context lines, characters kept of one line. */
   searchDefaultResults: 200,
   searchMaxResults: 10_000,

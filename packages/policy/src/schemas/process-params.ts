@@ -8,7 +8,7 @@ import { sandboxFieldSchema } from './sandbox-context.js';
  * one command, `process/read` returns its retained output, `process/write` feeds its stdin,
  * `process/signal` and `process/terminate` stop it. Process ids are chosen by the client and scoped
  * to its connection. Objects are strict, like every other method's params, so every field the
- * reference's client sends is named here (`metadata`, `managedNetwork` are accepted and unused).
+ * reference's client sends is named here (`metadata` is accepted and unused).
  */
 
 export const processIdSchema = z.string().min(1).max(LIMITS.processIdMaxBytes);
@@ -24,6 +24,22 @@ export const execEnvPolicySchema = z.strictObject({
 
 const positiveInt = z.number().int().positive();
 
+/**
+ * The reference's `ManagedNetworkSandboxContext`: the loopback ports of the client's own proxy,
+ * which the command must still reach when `enforceManagedNetwork` is set, and whether it may bind
+ * local sockets. Lenient like the reference's (defaults, unknown keys ignored): newer clients add
+ * fields this version does not use, and every field it does use fails closed when missing.
+ */
+export const managedNetworkSchema = z.object({
+  loopbackPorts: z
+    .array(z.number().int().min(1).max(65535))
+    .max(LIMITS.networkMaxManagedPorts, {
+      message: `managedNetwork.loopbackPorts may name at most ${LIMITS.networkMaxManagedPorts} ports`,
+    })
+    .default([]),
+  allowLocalBinding: z.boolean().default(false),
+});
+
 export const processStartParamsSchema = z.strictObject({
   processId: processIdSchema,
   argv: z.array(z.string()).min(1, { message: 'argv must not be empty' }).max(LIMITS.processMaxArgs),
@@ -35,7 +51,7 @@ export const processStartParamsSchema = z.strictObject({
   arg0: z.string().nullish(),
   sandbox: sandboxFieldSchema,
   enforceManagedNetwork: z.boolean().default(false),
-  managedNetwork: z.unknown().optional(),
+  managedNetwork: managedNetworkSchema.nullish(),
   metadata: z.unknown().optional(),
   /** Beyond the reference (as the app-server's `command/exec` names them). */
   outputBytesCap: positiveInt.nullish(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits.js';
+import { parseNetworkEntry } from '../network/network-entry.js';
 import { SURFACE_EXTENSION_MAX_ENTRIES, surfaceEntryProblem } from '../permissions/executable-surface.js';
 import { pathUriSchema, u64Schema } from './primitives.js';
 import type { UnknownFieldParams } from './serde-messages.js';
@@ -125,15 +126,66 @@ export type ManagedFileSystem = z.output<typeof managedFileSystemSchema>;
 
 export const networkSchema = z.enum(['restricted', 'enabled']);
 
+/**
+ * Kept as written (a parsed context is sent on as it is, by the remote client among others); the
+ * proxy and `why` parse the entries again where they use them, and this check means they can.
+ */
+const networkEntrySchema = z.string().superRefine((text, ctx) => {
+  const entry = parseNetworkEntry(text);
+  if (typeof entry === 'string')
+    ctx.addIssue({ code: 'custom', message: `network entry \`${text}\`: ${entry}`, input: text });
+});
+
+const networkEntriesSchema = z.array(networkEntrySchema).max(LIMITS.networkMaxEntries, {
+  message: `a network allowlist may hold at most ${LIMITS.networkMaxEntries} entries in each list`,
+});
+
+/**
+ * An extension beyond the reference (whose `network` is only `restricted` or `enabled`): the hosts
+ * a command may reach through the broker's proxy, with `network` left `restricted`. A client of the
+ * reference ignores the field and gives such a command no network at all, so it never widens what
+ * the reference would allow. Strict, unlike the context around it: a misspelled `deny` would
+ * otherwise drop every deny entry.
+ */
+export const networkDomainsSchema = z.strictObject({
+  allow: networkEntriesSchema,
+  deny: networkEntriesSchema.default([]),
+});
+export type NetworkDomains = z.output<typeof networkDomainsSchema>;
+
+/** Where a profile runs commands without a sandbox, an allowlist could not be enforced: refused. */
+const unenforceableDomains = z
+  .never({
+    error: 'network_domains needs `managed` permissions: this profile runs commands without a sandbox',
+  })
+  .optional();
+
 export const permissionProfileSchema = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('managed'),
+      file_system: managedFileSystemSchema,
+      // The helper never needs the network; a missing value is read as the safe one.
+      network: networkSchema.default('restricted'),
+      network_domains: networkDomainsSchema.nullish(),
+    })
+    .superRefine((profile, ctx) => {
+      // `enabled` already reaches every host; an allowlist beside it would mean the reference grants
+      // all of it while this broker grants a part: the two must not read one context differently.
+      if (profile.network === 'enabled' && profile.network_domains != null)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['network_domains'],
+          message:
+            'network_domains narrows a `restricted` network to the hosts it allows; with `enabled` every host is reachable already',
+        });
+    }),
+  z.object({ type: z.literal('disabled'), network_domains: unenforceableDomains }),
   z.object({
-    type: z.literal('managed'),
-    file_system: managedFileSystemSchema,
-    // The helper never needs the network; a missing value is read as the safe one.
-    network: networkSchema.default('restricted'),
+    type: z.literal('external'),
+    network: networkSchema.nullish(),
+    network_domains: unenforceableDomains,
   }),
-  z.object({ type: z.literal('disabled') }),
-  z.object({ type: z.literal('external'), network: networkSchema.nullish() }),
 ]);
 export type PermissionProfile = z.output<typeof permissionProfileSchema>;
 /** The only profile shape that needs a platform sandbox (subject to the full-disk-write rule). */
