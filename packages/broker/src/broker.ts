@@ -7,6 +7,7 @@ import {
   isFsError,
   isHelperMethod,
   isWriteClassMethod,
+  type ManagedNetworkRequest,
   nativePathOf,
   type ParamsIn,
   type ParsedParams,
@@ -40,7 +41,7 @@ import type { PoolOptions } from './pool/pool-options.js';
 import { resolvePoolOptions } from './pool/pool-options.js';
 import type { PoolStats } from './pool/pool-stats.js';
 import { WarmPool } from './pool/warm-pool.js';
-import { commandEnv } from './runner/command-env.js';
+import { sandboxCommandOf, unsandboxedCommandOf } from './runner/command-setup.js';
 import {
   type ResolvedHelperRuntime,
   resolveHelperRuntime,
@@ -48,7 +49,7 @@ import {
   runsRipgrep,
 } from './runner/helper-runtime.js';
 import type { HelperRuntimeChoice } from './runner/runtime-choice.js';
-import { type PreparedSandbox, type SandboxCommand, SandboxRunner } from './runner/sandbox-runner.js';
+import { type PreparedSandbox, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
 import { runCommand, startCommand } from './runner/spawned-command.js';
 
@@ -158,6 +159,11 @@ export interface CommandLaunchRequest {
   envPolicy?: ParsedParams<'process/start'>['envPolicy'];
   /** Run it on a pseudo-terminal of this size, allocated inside the sandbox (Bun helper only). */
   terminal?: { rows: number; cols: number } | null;
+  /**
+   * `process/start`'s `enforceManagedNetwork` and `managedNetwork`: the command's only way out is
+   * then the client's own proxy on the host's loopback (policy's command-network.ts).
+   */
+  managedNetwork?: ManagedNetworkRequest;
 }
 
 export function createBroker(options: BrokerOptions = {}): FsBroker {
@@ -264,20 +270,20 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     try {
       if (closed) throw new FsError('internal_error', 'the broker is closed');
       if (options.trusted === false) throw untrustedCommand();
-      const command: SandboxCommand = {
-        argv: request.argv,
-        cwd: request.cwd,
-        env: commandEnv(env, request.envPolicy, request.env, os),
-        terminal: request.terminal ?? null,
-      };
-      const route = routeFor(parseSandboxContext(sandbox), os, serverPolicy);
+      const context = parseSandboxContext(sandbox);
+      const route = routeFor(context, os, serverPolicy);
       if (options.requireSandbox) assertSandboxed(route);
-      if (route.kind === 'sandbox') return await runner.prepareCommand(route.context, command);
-      if (command.terminal !== null) {
+      if (route.kind === 'sandbox')
+        return await runner.prepareCommand(
+          route.context,
+          sandboxCommandOf(request, route.context.profile, env, os),
+        );
+      if (request.terminal != null) {
         throw new FsError('sandbox_unavailable', 'a terminal is given to sandboxed commands only', {
           kind: 'ttyUnavailable',
         });
       }
+      const command = unsandboxedCommandOf(request, context?.permissions ?? null, env, os);
       return { backend: null, sandboxProgram: null, sandboxArgs: [], ...command };
     } catch (error) {
       throw asFsError(error);

@@ -5,7 +5,7 @@
  * nothing here is an interface another project may depend on.
  */
 
-export { type CommandLaunchSpec, FIRST_LAUNCH_INPUT_FD } from './backends/backend.js';
+export type { CommandLaunchSpec } from './backends/backend.js';
 export { probeBwrap } from './backends/linux/bwrap-probe.js';
 export {
   type KernelPath,
@@ -20,8 +20,11 @@ export type { CommandLaunchRequest } from './broker.js';
 export { FS_METHODS } from './broker-api.js';
 export { routeFor } from './core/routing.js';
 export * from './index.js';
+export { explainNetwork, type NetworkExplanation } from './network/explain-network.js';
+export type { NetworkEvent } from './network/network-event.js';
+export { PROXY_PORTS } from './network/sandbox-listeners.js';
 export { POOL_DEFAULTS, POOL_MAXIMUMS } from './pool/pool-options.js';
 export { LineSplitter } from './remote/line-splitter.js';
-export { CommandProcess, type CommandStream } from './runner/command-process.js';
+export { CommandProcess, type CommandStartOptions, type CommandStream } from './runner/command-process.js';
 export { HELPER_RUNTIME_ENV } from './runner/runtime-choice.js';
 export { type PreparedLaunch, SandboxRunner } from './runner/sandbox-runner.js';

@@ -553,7 +553,7 @@ describe('explain output', () => {
       mountPoints: [],
       boundRoots: [],
       env: {},
-      inputs: { seccomp: 'AA==', emptyInputs: 1 },
+      inputs: { firstFd: 3, seccomp: 'AA==', emptyInputs: 1 },
     });
     expect(lines.slice(-4)).toEqual([
       '  system calls no unix sockets (socketpair works), no io_uring, keyrings, bpf, perf events or userfaultfd (seccomp)',

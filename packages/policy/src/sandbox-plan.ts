@@ -45,6 +45,11 @@ export interface SandboxPlan {
    * `enabled`, never for the helper. Absent means no network.
    */
   network?: boolean;
+  /**
+   * A command whose launch hands the broker a channel at descriptor 3 (its network set-up step,
+   * the broker's network/sandbox-listeners.ts): the sandbox program's own inputs follow it.
+   */
+  launchChannel?: boolean;
 }
 
 export interface WritableRoot {

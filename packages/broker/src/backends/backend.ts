@@ -1,4 +1,5 @@
 import type { HostOs, SandboxPlan } from '@fs-sandbox/policy';
+import type { NetworkLaunch } from '../network/sandbox-listeners.js';
 
 /** The JavaScript runtime that executes the helper: node with the bundle, or the compiled Bun helper. */
 export type RuntimeKind = 'node' | 'bun';
@@ -52,6 +53,11 @@ export function runtimeFiles(runtime: HelperRuntime): string[] {
  */
 export interface LaunchInputs {
   /**
+   * The descriptor of the first input: FIRST_LAUNCH_INPUT_FD, or one above it where a command's
+   * channel to the broker takes that one (SandboxPlan `launchChannel`).
+   */
+  firstFd: number;
+  /**
    * The filter program as the kernel loads it (classic BPF), base64-encoded (a launch is shared
    * frozen, and bytes cannot be frozen), or null for none.
    */
@@ -61,6 +67,9 @@ export interface LaunchInputs {
 
 /** Descriptor of the first launch input (right after stdin, stdout, stderr). */
 export const FIRST_LAUNCH_INPUT_FD = 3;
+
+/** The descriptor a command's launch hands the broker its channel on, when it has one (before the inputs). */
+export const LAUNCH_CHANNEL_FD = FIRST_LAUNCH_INPUT_FD;
 
 /**
  * A launch the runner can spawn, kept in its parts: the program that builds the sandbox, then node
@@ -124,6 +133,12 @@ export interface CommandLaunchSpec {
   cwd: string;
   /** Descriptors the sandbox program reads at set-up; absent: none. */
   inputs?: LaunchInputs;
+  /**
+   * Present when the command's way out is through the broker (an allowlist proxy, or managed
+   * networking): `argv` then starts with the set-up step that hands the broker its listening
+   * sockets, and the spawn must give it the channel (see network/sandbox-listeners.ts).
+   */
+  network?: NetworkLaunch;
 }
 
 export type BackendName = 'bwrap' | 'seatbelt' | 'restricted-token';

@@ -17,9 +17,12 @@ export function commandEnv(
   policy: EnvPolicy | null | undefined,
   env: Record<string, string>,
   os: HostOs,
+  /** Names inherited beyond the allowlist (the CA bundle variables, for a command with a network). */
+  alsoInherited: readonly string[] = [],
 ): Record<string, string> {
   if (policy === null || policy === undefined) return { ...env };
-  let vars: Record<string, string> = policy.inherit === 'none' ? {} : filterHelperEnv(brokerEnv, os);
+  let vars: Record<string, string> =
+    policy.inherit === 'none' ? {} : filterHelperEnv(brokerEnv, os, alsoInherited);
   const excludes = [...(policy.ignoreDefaultExcludes ? [] : DEFAULT_EXCLUDES), ...policy.exclude];
   vars = pick(vars, (name) => !excludes.some((pattern) => matchesName(pattern, name)));
   vars = { ...vars, ...policy.set };

@@ -1,9 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Stream, Writable } from 'node:stream';
 import { FsError, LIMITS } from '@fs-sandbox/policy/core';
-import type { CommandLaunchSpec } from '../backends/backend.js';
+import { type CommandLaunchSpec, LAUNCH_CHANNEL_FD } from '../backends/backend.js';
 import { commandLaunchCommand } from '../backends/launch-command.js';
+import { CommandProxy } from '../network/command-proxy.js';
+import type { ProxyNetwork } from '../network/destination.js';
+import type { NetworkEventListener } from '../network/network-event.js';
+import { type NetworkLaunch, receiveListeners } from '../network/sandbox-listeners.js';
 import { coveredStdio, feedLaunchInputs } from './inherited-masks.js';
 
 export type CommandStream = 'stdout' | 'stderr';
@@ -20,6 +24,13 @@ export interface CommandListeners {
   exit(exitCode: number): void;
   /** Right after `exit`, once both output pipes ended: nothing more comes. */
   closed(): void;
+  /** What the command's network did through the broker: refusals as they happen, connections as they end. */
+  network?: NetworkEventListener;
+}
+
+/** How a command's proxy reaches the machine (tests give their own resolver). */
+export interface CommandStartOptions {
+  proxyNetwork?: ProxyNetwork;
 }
 
 /**
@@ -39,10 +50,11 @@ export class CommandProcess {
   ) {}
 
   /** Starts the command; rejects with the reference's start error kinds when it cannot be spawned. */
-  static start(
+  static async start(
     launch: CommandLaunchSpec,
     stdin: CommandStdin,
     listeners: CommandListeners,
+    options: CommandStartOptions = {},
   ): Promise<CommandProcess> {
     const { file, args } = commandLaunchCommand(launch);
     const child: ChildProcess = spawn(file, args, {
@@ -50,32 +62,81 @@ export class CommandProcess {
       cwd: launch.cwd,
       detached: true,
       // Descriptors this process would pass on reach the command as /dev/null (inherited-masks.ts).
-      stdio: coveredStdio([stdin, 'pipe', 'pipe'], launch.inputs),
+      stdio: commandStdio(stdin, launch),
       windowsHide: true,
     });
     feedLaunchInputs(child, launch.inputs);
     const command = new CommandProcess(child, stdin === 'pipe', launch.sandboxProgram !== null);
-    return new Promise((resolve, reject) => {
+    await new Promise<void>((resolve, reject) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
         if (child.pid === undefined) reject(spawnError(error, file));
       });
-      child.once('spawn', () => {
-        child.stdout?.on('data', (chunk: Buffer) => listeners.output('stdout', chunk));
-        child.stderr?.on('data', (chunk: Buffer) => listeners.output('stderr', chunk));
-        // EPIPE when the command exits before reading its stdin: its exit says what happened.
-        child.stdin?.on('error', () => {});
-        child.once('exit', () => {
-          command.exited = true;
-        });
-        // Reported once the pipes are drained too, so every output chunk comes before the exit.
-        child.once('close', (code, signal) => {
-          command.exited = true;
-          listeners.exit(code ?? 128 + (signal === null ? 0 : (constants.signals[signal] ?? 0)));
-          listeners.closed();
-        });
-        resolve(command);
-      });
+      child.once('spawn', () => resolve());
     });
+    // EPIPE when the command exits before reading its stdin: its exit says what happened.
+    child.stdin?.on('error', () => {});
+    child.once('exit', () => {
+      command.exited = true;
+    });
+    // Before the network is up the command has not run: only the set-up step wrote. What it wrote
+    // is held, to be passed on once the start stands or to be part of the refusal if it does not.
+    const held: Array<[CommandStream, Buffer]> = [];
+    let output = (stream: CommandStream, chunk: Buffer) => {
+      held.push([stream, chunk]);
+    };
+    child.stdout?.on('data', (chunk: Buffer) => output('stdout', chunk));
+    child.stderr?.on('data', (chunk: Buffer) => output('stderr', chunk));
+    const closed = ended(child);
+    if (launch.network !== undefined) {
+      try {
+        await command.startNetwork(launch.network, listeners, options);
+      } catch (error) {
+        command.kill();
+        // The sandbox's pid namespace ends with it, so its pipes close at once.
+        await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2000))]);
+        throw withSetupWords(error, held);
+      }
+    }
+    output = listeners.output;
+    for (const [stream, chunk] of held) listeners.output(stream, chunk);
+    // Reported once the pipes are drained too, so every output chunk comes before the exit.
+    void closed.then(({ code, signal }) => {
+      command.exited = true;
+      listeners.exit(code ?? 128 + (signal === null ? 0 : (constants.signals[signal] ?? 0)));
+      listeners.closed();
+    });
+    return command;
+  }
+
+  /**
+   * Takes the listening sockets the set-up step hands over and serves them for as long as the
+   * command runs (the proxy ends with it). Until they are here the command has not started: the
+   * step runs before its exec.
+   */
+  private async startNetwork(
+    network: NetworkLaunch,
+    listeners: CommandListeners,
+    options: CommandStartOptions,
+  ): Promise<void> {
+    const proxy = new CommandProxy(network.allowlist, {
+      onEvent: (event) => listeners.network?.(event),
+      ...(options.proxyNetwork === undefined ? {} : { network: options.proxyNetwork }),
+    });
+    this.child.once('exit', () => proxy.close());
+    let sockets: Awaited<ReturnType<typeof receiveListeners>>;
+    try {
+      sockets = await receiveListeners(this.child, network);
+    } catch (error) {
+      proxy.close();
+      throw error;
+    }
+    for (const { port, use } of network.listeners) {
+      const socket = sockets.get(port);
+      if (socket === undefined) continue;
+      if (use === 'http-proxy') proxy.serveHttp(socket);
+      else if (use === 'socks-proxy') proxy.serveSocks(socket);
+      else proxy.serveForward(socket, port);
+    }
   }
 
   /** The command's stdin when it was started with `pipe` (for a caller that streams into it). */
@@ -141,6 +202,44 @@ export class CommandProcess {
       // Already gone between the exit check and the kill.
     }
   }
+}
+
+/**
+ * The child's exit, once its output pipes are closed too. Not the child's own 'close' event: with
+ * an IPC channel node counts that channel among what must close, and a channel the broker itself
+ * disconnected (network/sandbox-listeners.ts, as soon as the listeners are in) is never counted.
+ */
+function ended(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  const pipeClosed = (stream: Stream | null) =>
+    stream === null || (stream as { closed?: boolean }).closed === true
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => stream.once('close', () => resolve()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return Promise.all([exited, pipeClosed(child.stdout), pipeClosed(child.stderr)]).then(([exit]) => exit);
+}
+
+/** A refused start, with what the set-up step wrote on stderr (bounded). */
+function withSetupWords(error: unknown, held: Array<[CommandStream, Buffer]>): unknown {
+  const said = Buffer.concat(held.filter(([stream]) => stream === 'stderr').map(([, chunk]) => chunk))
+    .subarray(0, LIMITS.helperMaxStderrBytes)
+    .toString()
+    .trim();
+  if (!(error instanceof FsError) || said === '') return error;
+  return new FsError(error.kind, `${error.message}: ${said}`, error.extra);
+}
+
+/** stdin, the output pipes, and for a network set-up step its channel right after them. */
+function commandStdio(stdin: CommandStdin, launch: CommandLaunchSpec): StdioOptions {
+  const network = launch.network;
+  if (network === undefined) return coveredStdio([stdin, 'pipe', 'pipe'], launch.inputs);
+  if (network.channelFd !== LAUNCH_CHANNEL_FD)
+    throw new FsError(
+      'internal_error',
+      `the network channel is descriptor ${LAUNCH_CHANNEL_FD} of the spawn, not ${network.channelFd}`,
+    );
+  return coveredStdio([stdin, 'pipe', 'pipe', 'ipc'], launch.inputs);
 }
 
 function spawnError(error: NodeJS.ErrnoException, file: string): FsError {

@@ -3,7 +3,7 @@ import { openSync, readFileSync } from 'node:fs';
 import type { Stream } from 'node:stream';
 import { inheritedDescriptors } from '@fs-sandbox/helper';
 import { FsError } from '@fs-sandbox/policy';
-import { FIRST_LAUNCH_INPUT_FD, type LaunchInputs } from '../backends/backend.js';
+import type { LaunchInputs } from '../backends/backend.js';
 
 /**
  * Descriptors libuv needs above the stdio array in the child: it moves each source descriptor
@@ -20,19 +20,23 @@ function devNullDescriptor(): number {
   return devNull;
 }
 
-type Slot = IOType | Stream | number;
+type Slot = IOType | 'ipc' | Stream | number;
 
 /**
- * The stdio of a launch: stdin, stdout and stderr as given, then the launch's inputs from fd 3
- * (backend.ts LaunchInputs: a pipe the filter is written into, /dev/null for each empty input).
- * The numbers are fixed because the argv names them; a descriptor this process passes on at one of
- * them is replaced, which covers it as well as /dev/null would (bwrap reads each and closes it).
+ * The stdio of a launch: stdin, stdout and stderr as given (and a command's channel to the broker
+ * after them, when it has one), then the launch's inputs from `inputs.firstFd` (backend.ts
+ * LaunchInputs: a pipe the filter is written into, /dev/null for each empty input). The numbers are
+ * fixed because the argv names them; a descriptor this process passes on at one of them is
+ * replaced, which covers it as well as /dev/null would (bwrap reads each and closes it).
  */
-function launchStdio(stdio: [Slot, Slot, Slot], inputs: LaunchInputs | undefined): Slot[] {
+function launchStdio(stdio: readonly Slot[], inputs: LaunchInputs | undefined): Slot[] {
   const slots: Slot[] = [...stdio];
   if (inputs === undefined) return slots;
-  if (slots.length !== FIRST_LAUNCH_INPUT_FD)
-    throw new FsError('internal_error', 'launch inputs start at fd 3');
+  if (slots.length !== inputs.firstFd)
+    throw new FsError(
+      'internal_error',
+      `launch inputs start at fd ${inputs.firstFd}, after ${slots.length} others`,
+    );
   if (inputs.seccomp !== null) slots.push('pipe');
   for (let i = 0; i < inputs.emptyInputs; i += 1) slots.push(devNullDescriptor());
   return slots;
@@ -41,7 +45,7 @@ function launchStdio(stdio: [Slot, Slot, Slot], inputs: LaunchInputs | undefined
 /** Gives a started launch its inputs: the filter program into its pipe, then the pipe's end. */
 export function feedLaunchInputs(child: ChildProcess, inputs: LaunchInputs | undefined): void {
   if (inputs?.seccomp == null) return;
-  const pipe = child.stdio[FIRST_LAUNCH_INPUT_FD] as NodeJS.WritableStream | null | undefined;
+  const pipe = child.stdio[inputs.firstFd] as NodeJS.WritableStream | null | undefined;
   if (pipe == null) return;
   // A launcher that failed to start (or died at once) closes it: its exit says what happened.
   (pipe as NodeJS.WritableStream & { on(event: 'error', listener: () => void): void }).on('error', () => {});
@@ -64,7 +68,7 @@ export function feedLaunchInputs(child: ChildProcess, inputs: LaunchInputs | und
  * helper's own scan still closes it). One too close to the open-files limit for libuv to place
  * /dev/null there is refused, typed, rather than failing the spawn (or passed on).
  */
-export function coveredStdio(standard: [Slot, Slot, Slot], inputs: LaunchInputs | undefined): StdioOptions {
+export function coveredStdio(standard: readonly Slot[], inputs: LaunchInputs | undefined): StdioOptions {
   const stdio = launchStdio(standard, inputs);
   const passedOn = inheritedDescriptors().filter((fd) => fd >= stdio.length);
   if (passedOn.length === 0) return stdio;

@@ -1,6 +1,7 @@
 import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
 import {
   buildSandboxPlan,
+  type CommandNetwork,
   deepFreeze,
   FsError,
   type HostOs,
@@ -16,6 +17,7 @@ import {
   runtimeFiles,
   type SandboxBackend,
 } from '../backends/backend.js';
+import { commandNetworkLaunch, type LauncherPrograms } from '../network/command-network-launch.js';
 import { assertProgramShown } from './command-program.js';
 import { type ResolvedHelperRuntime, runsRipgrep } from './helper-runtime.js';
 import { type HostJournal, journaled } from './host-reads.js';
@@ -50,6 +52,8 @@ export interface SandboxRunnerDeps {
    * passes what it assumes instead.
    */
   protectHostPaths?: typeof protectHostPaths;
+  /** Where the network set-up step's shell and node are (default: found on this host). */
+  launcherPrograms?: LauncherPrograms;
 }
 
 export interface PreparedLaunch {
@@ -70,6 +74,13 @@ export interface SandboxCommand {
   env: Record<string, string>;
   /** A pseudo-terminal of this size for the command, allocated inside the sandbox. */
   terminal?: { rows: number; cols: number } | null;
+  /** Its network, decided from the context and the request (policy's command-network.ts). */
+  network: CommandNetwork;
+  /**
+   * Files named by the broker's own CA bundle variables that the command gets (they pass through
+   * when it has a network): readable in its sandbox, where no deny entry says otherwise.
+   */
+  caFiles: string[];
 }
 
 export interface SandboxRun {
@@ -174,13 +185,26 @@ export class SandboxRunner {
       );
     }
     const runtime = await this.deps.runtime();
-    const network = context.profile.type === 'managed' && context.profile.network === 'enabled';
-    const plan: SandboxPlan = { ...this.planFor(context, runtime), cwd: command.cwd, network };
+    const argv =
+      command.terminal == null
+        ? command.argv
+        : [...terminalLauncher(runtime, command.terminal), ...command.argv];
+    // The network set-up step runs first, then the terminal (if any), then the command.
+    const network = commandNetworkLaunch({ ...command, argv }, this.deps.launcherPrograms);
+    const plan: SandboxPlan = {
+      ...this.planFor(context, runtime, [...(network?.reads ?? []), ...command.caFiles]),
+      cwd: command.cwd,
+      network: command.network.kind === 'host',
+      ...(network === null ? {} : { launchChannel: true }),
+    };
+    // Behind the broker's proxy, the command's variables reach it through the set-up step's shell
+    // (set after the step ran), so bwrap itself sets none.
+    const sandboxEnv = network === null ? command.env : {};
     const {
       launch,
       host,
       plan: mounted,
-    } = await this.launchOf(backend, plan, { ...runtime, env: command.env });
+    } = await this.launchOf(backend, plan, { ...runtime, env: sandboxEnv });
     if (launch.cwd !== command.cwd) {
       throw new FsError(
         'permission_denied',
@@ -189,19 +213,19 @@ export class SandboxRunner {
       );
     }
     const guard = buildPathGuard(mounted, host, launch.denyGlobMatches ?? []);
-    assertProgramShown(command.argv[0] as string, command.env, command.cwd, mounted, guard);
+    const env = network?.env ?? command.env;
+    assertProgramShown(command.argv[0] as string, env, command.cwd, mounted, guard);
+    if (network !== null) assertProgramShown(network.argv[0] as string, {}, command.cwd, mounted, guard);
     return {
       backend: launch.backend,
       sandboxProgram: launch.sandboxProgram,
       sandboxArgs: launch.sandboxArgs,
-      argv:
-        command.terminal == null
-          ? command.argv
-          : [...terminalLauncher(runtime, command.terminal), ...command.argv],
-      // bwrap itself gets the allowlist only; the command's variables are set inside (--setenv).
+      argv: network?.argv ?? argv,
+      // bwrap itself gets the allowlist only; the command's variables are set inside.
       env: runtime.env,
       cwd: '/',
       ...(launch.inputs === undefined ? {} : { inputs: launch.inputs }),
+      ...(network === null ? {} : { network: network.launch }),
     };
   }
 
@@ -222,19 +246,25 @@ export class SandboxRunner {
     return { plan: host.plan, launch, host, runtimeReason: runtime.choice.reason };
   }
 
-  private planFor(context: SandboxedContext, runtime: ResolvedHelperRuntime): SandboxPlan {
+  /** `extraReads`: exact files a command's launch needs beyond the helper's (its network's set-up, CA files). */
+  private planFor(
+    context: SandboxedContext,
+    runtime: ResolvedHelperRuntime,
+    extraReads: string[] = [],
+  ): SandboxPlan {
     const key = JSON.stringify([
       context,
       runtime.executable.path,
       runtime.helperBundle,
       runtime.ripgrepPath,
       runtime.minimalRootsPresent,
+      extraReads,
     ]);
     const known = this.plans.get(key);
     if (known !== undefined) return known;
     const profile = widenForHelperRuntime(context.profile, {
       os: this.deps.os,
-      helperFiles: runtimeFiles(runtime),
+      helperFiles: [...runtimeFiles(runtime), ...extraReads],
       minimalRootsPresent: runtime.minimalRootsPresent,
     });
     const plan = buildSandboxPlan({ ...context, profile }, this.deps.os);

@@ -1,5 +1,4 @@
 import {
-  FIRST_LAUNCH_INPUT_FD,
   type KernelPath,
   type LaunchSpec,
   launchCommand,
@@ -151,7 +150,7 @@ function launchInputNotes(launch: LaunchSpec): string[] {
   const inputs = launch.inputs;
   if (inputs === undefined) return [];
   const notes: string[] = [];
-  let fd = FIRST_LAUNCH_INPUT_FD;
+  let fd = inputs.firstFd;
   if (inputs.seccomp !== null) {
     const program = decodeBpf(Buffer.from(inputs.seccomp, 'base64'));
     notes.push(`# descriptor ${fd}: the seccomp filter bwrap loads (${program.length} instructions):\n`);

@@ -31,6 +31,8 @@ export interface BwrapSandbox {
   syscalls: SandboxSyscallOptions;
   /** Empty launch inputs after the filter, each the content of a masked kernel file. */
   emptyInputs: number;
+  /** The descriptor of the filter, the first input (the others follow it). */
+  firstInputFd: number;
 }
 
 /** Namespaces, session and capabilities: identical for every helper run. */
@@ -112,7 +114,7 @@ export function buildBwrapSandbox(plan: SandboxPlan, facts: PathFacts, runtime: 
   refuseRuntimeInsideDeny(plan, runtime);
   const writableRoots = plan.writableRoots.map((root) => root.root);
 
-  const argv = new BwrapArgv(runtime, plan.network === true);
+  const argv = new BwrapArgv(runtime, plan.network === true, plan.launchChannel === true);
   const { args } = argv;
   // The whole host tree read-only when everything is readable (a `root:read` narrowed by denies
   // included). Otherwise an empty tmpfs that only gets the readable roots; it is remounted
@@ -226,6 +228,7 @@ export function buildBwrapSandbox(plan: SandboxPlan, facts: PathFacts, runtime: 
     cwd,
     syscalls: { unixSockets: 'refused' },
     emptyInputs: argv.emptyInputs,
+    firstInputFd: argv.firstInputFd,
   };
 }
 
@@ -238,15 +241,18 @@ class BwrapArgv {
   readonly mountPoints: string[] = [];
   readonly boundRoots: string[] = [];
   emptyInputs = 0;
+  readonly firstInputFd: number;
   private readonly runtimeFiles: ReadonlySet<string>;
 
-  constructor(runtime: HelperRuntime, network: boolean) {
+  constructor(runtime: HelperRuntime, network: boolean, launchChannel: boolean) {
     this.runtimeFiles = new Set(runtimeFiles(runtime));
     // Only a command whose context enables the network keeps the host's network namespace.
     this.args = ISOLATION_ARGS.filter((arg) => !(network && arg === '--unshare-net'));
+    // A command's channel to the broker takes the first descriptor; the inputs follow it.
+    this.firstInputFd = FIRST_LAUNCH_INPUT_FD + (launchChannel ? 1 : 0);
     // The system call filter (sandbox-syscall-rules.ts), read from the first launch input and
     // applied by bwrap to its init and to the program, right before it executes it.
-    this.args.push('--seccomp', String(FIRST_LAUNCH_INPUT_FD));
+    this.args.push('--seccomp', String(this.firstInputFd));
   }
 
   /**
@@ -256,7 +262,7 @@ class BwrapArgv {
    */
   maskKernelFile(path: string): void {
     this.emptyInputs += 1;
-    const fd = FIRST_LAUNCH_INPUT_FD + this.emptyInputs;
+    const fd = this.firstInputFd + this.emptyInputs;
     this.args.push('--perms', '0000', '--ro-bind-data', String(fd), path);
   }
 

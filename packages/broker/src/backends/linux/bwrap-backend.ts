@@ -46,7 +46,11 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBa
         // broker must not act on the sandbox builder either.
         env: runtime.env,
         denyGlobMatches: globMatches,
-        inputs: { seccomp: syscallFilterProgram(sandbox.syscalls), emptyInputs: sandbox.emptyInputs },
+        inputs: {
+          firstFd: sandbox.firstInputFd,
+          seccomp: syscallFilterProgram(sandbox.syscalls),
+          emptyInputs: sandbox.emptyInputs,
+        },
       };
     },
   };

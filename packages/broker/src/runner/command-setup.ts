@@ -1,0 +1,75 @@
+import {
+  CA_BUNDLE_VARIABLES,
+  commandNetworkOf,
+  FsError,
+  type HostOs,
+  type ManagedNetworkRequest,
+  type PermissionProfile,
+} from '@fs-sandbox/policy';
+import type { CommandLaunchRequest } from '../broker.js';
+import { commandEnv } from './command-env.js';
+import type { SandboxCommand } from './sandbox-runner.js';
+
+const UNMANAGED: ManagedNetworkRequest = { enforce: false, context: null };
+
+/**
+ * A sandboxed command's network and environment. The environment is the request's (env-policy
+ * rules, command-env.ts); a command with any network also inherits the broker's CA bundle
+ * variables, and the files those name become readable in its sandbox: only the broker's own
+ * values, never a path the request sets, which would otherwise be a way to have any host file
+ * bound in.
+ */
+export function sandboxCommandOf(
+  request: CommandLaunchRequest,
+  profile: PermissionProfile,
+  brokerEnv: Record<string, string | undefined>,
+  os: HostOs,
+): SandboxCommand {
+  const plain = commandEnv(brokerEnv, request.envPolicy, request.env, os);
+  const network = commandNetworkOf(profile, request.managedNetwork ?? UNMANAGED, plain);
+  const command = { argv: request.argv, cwd: request.cwd, terminal: request.terminal ?? null, network };
+  if (network.kind === 'none') return { ...command, env: plain, caFiles: [] };
+  const env = commandEnv(brokerEnv, request.envPolicy, request.env, os, CA_BUNDLE_VARIABLES);
+  return { ...command, env, caFiles: caFilesOf(env, brokerEnv) };
+}
+
+/**
+ * A command the context runs without a sandbox (as the reference runs it). An allowlist or managed
+ * networking could not be enforced there: refused rather than run with the whole network.
+ */
+export function unsandboxedCommandOf(
+  request: CommandLaunchRequest,
+  profile: PermissionProfile | null,
+  brokerEnv: Record<string, string | undefined>,
+  os: HostOs,
+): { argv: string[]; cwd: string; env: Record<string, string> } {
+  const why =
+    request.managedNetwork?.enforce === true
+      ? 'enforceManagedNetwork'
+      : profile?.type === 'managed' && profile.network_domains != null
+        ? 'network_domains'
+        : null;
+  if (why !== null)
+    throw new FsError(
+      'sandbox_unavailable',
+      `${why} needs a sandboxed command, and this context runs commands without a sandbox (no context, or a file system it does not restrict); refused rather than run with the whole network`,
+      { kind: 'sandboxPreparation' },
+    );
+  return {
+    argv: request.argv,
+    cwd: request.cwd,
+    env: commandEnv(brokerEnv, request.envPolicy, request.env, os, CA_BUNDLE_VARIABLES),
+  };
+}
+
+/** The paths the broker's CA variables name, where the command got exactly the broker's value. */
+function caFilesOf(env: Record<string, string>, brokerEnv: Record<string, string | undefined>): string[] {
+  const files: string[] = [];
+  for (const name of CA_BUNDLE_VARIABLES) {
+    const value = brokerEnv[name];
+    if (value === undefined || env[name] !== value) continue;
+    // SSL_CERT_DIR and GIT_SSL_CAPATH may list several directories, as OpenSSL reads them.
+    for (const path of value.split(':')) if (path.startsWith('/')) files.push(path);
+  }
+  return [...new Set(files)].sort();
+}
