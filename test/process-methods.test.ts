@@ -6,6 +6,7 @@ import { processExitedNotificationSchema, processOutputNotificationSchema } from
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ServeProcess } from './fixtures/conformance/serve-process.js';
 import { sandboxContext, uri } from './support/pool.js';
+import { processFinished } from './support/process-output.js';
 
 let dir: string;
 let work: string;
@@ -37,48 +38,8 @@ const context = (extra: { network?: 'enabled' } = {}) => {
   return base;
 };
 
-interface Finished {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-  notifications: Array<{ method: string; params: Record<string, unknown> }>;
-}
-
 /** The notifications of one process until its `process/closed`. */
-async function until(
-  serve: ServeProcess,
-  processId: string,
-  from = 0,
-  timeoutMs = 20_000,
-): Promise<Finished> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const notifications = serve.rawLines
-      .slice(from)
-      .map((line) => JSON.parse(line) as { method?: string; params?: Record<string, unknown> })
-      .filter((message) => message.method !== undefined && message.params?.processId === processId)
-      .map((message) => ({
-        method: message.method as string,
-        params: message.params as Record<string, unknown>,
-      }));
-    if (notifications.some((n) => n.method === 'process/closed')) {
-      const text = (stream: string) =>
-        notifications
-          .filter((n) => n.method === 'process/output' && n.params.stream === stream)
-          .map((n) => Buffer.from(n.params.chunk as string, 'base64').toString())
-          .join('');
-      const exited = notifications.find((n) => n.method === 'process/exited');
-      return {
-        stdout: text('stdout'),
-        stderr: text('stderr'),
-        exitCode: exited?.params.exitCode as number,
-        notifications,
-      };
-    }
-    if (Date.now() > deadline) throw new Error(`process ${processId} did not close: ${serve.stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const until = processFinished;
 
 async function session(): Promise<ServeProcess> {
   const serve = ServeProcess.start();

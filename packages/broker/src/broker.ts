@@ -294,7 +294,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
   async function spawnParsed(
     request: ParsedParams<'process/start'>,
     stdin: SpawnOptions['stdin'] & {},
-    signal: AbortSignal | undefined,
+    { signal, onNetwork }: Pick<SpawnOptions, 'signal' | 'onNetwork'>,
     outputBytesCap: number | null,
   ): Promise<SpawnedCommand> {
     const launch = await prepareCommand(request.sandbox ?? null, {
@@ -306,6 +306,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     return startCommand(launch, {
       stdin,
       signal,
+      onNetwork,
       timeoutMs: request.timeoutMs ?? null,
       outputBytesCap: outputBytesCap ?? request.outputBytesCap ?? null,
     });
@@ -350,8 +351,8 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     prepareCommand,
     async spawn(argv, spawnOptions = {}) {
       try {
-        const { stdin = 'pipe', signal, ...wire } = spawnOptions;
-        return await spawnParsed(parseCommandRequest(argv, wire), stdin, signal, null);
+        const { stdin = 'pipe', signal, onNetwork, ...wire } = spawnOptions;
+        return await spawnParsed(parseCommandRequest(argv, wire), stdin, { signal, onNetwork }, null);
       } catch (error) {
         throw asFsError(error);
       }
@@ -359,10 +360,11 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     // The overloads are the interface's; one body serves both.
     async run(argv: readonly string[], runOptions: RunOptions = {}): Promise<RunResult<string & Buffer>> {
       try {
-        const { stdin, encoding = 'utf8', signal, ...wire } = runOptions;
+        const { stdin, encoding = 'utf8', signal, onNetwork, ...wire } = runOptions;
         const request = parseCommandRequest(argv, wire);
         const cap = runOutputCap(request.outputBytesCap);
-        const spawned = await spawnParsed(request, stdin === undefined ? 'ignore' : 'pipe', signal, cap);
+        const events = { signal, onNetwork };
+        const spawned = await spawnParsed(request, stdin === undefined ? 'ignore' : 'pipe', events, cap);
         const { exit, stdout, stderr } = await runCommand(spawned, stdin);
         const text = (bytes: Buffer) => (encoding === 'buffer' ? bytes : bytes.toString('utf8'));
         return { ...exit, stdout: text(stdout), stderr: text(stderr) } as RunResult<string & Buffer>;

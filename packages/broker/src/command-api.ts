@@ -8,6 +8,7 @@ import {
   parseParams,
   parseSandboxContext,
 } from '@fs-sandbox/policy';
+import type { NetworkEventListener } from './network/network-event.js';
 
 /**
  * The command API's types and the one parse of its options. A command is what process/start
@@ -28,6 +29,11 @@ export type CommandRequest = Pick<StartParams, 'argv'> &
 export type CommandOptions = Omit<CommandRequest, 'argv'> & {
   /** Aborting kills the command's whole process tree; `run` and `exited` reject (`internal_error`). */
   signal?: AbortSignal;
+  /**
+   * What the command's network did through the broker's proxy (a context with `network_domains`):
+   * each refused or failed connection as it happens, each allowed one when it ends.
+   */
+  onNetwork?: NetworkEventListener;
 };
 
 export interface SpawnOptions extends CommandOptions {

@@ -39,6 +39,7 @@ export type {
   SpawnedCommand,
   SpawnOptions,
 } from './command-api.js';
+export type { NetworkEvent, NetworkEventListener } from './network/network-event.js';
 export type { PoolOptions } from './pool/pool-options.js';
 export type { PoolStats } from './pool/pool-stats.js';
 export { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';

@@ -21,7 +21,6 @@ export { FS_METHODS } from './broker-api.js';
 export { routeFor } from './core/routing.js';
 export * from './index.js';
 export { explainNetwork, type NetworkExplanation } from './network/explain-network.js';
-export type { NetworkEvent } from './network/network-event.js';
 export { PROXY_PORTS } from './network/sandbox-listeners.js';
 export { POOL_DEFAULTS, POOL_MAXIMUMS } from './pool/pool-options.js';
 export { LineSplitter } from './remote/line-splitter.js';

@@ -468,6 +468,7 @@ describe('explain output', () => {
         '  network      none (the helper runs in its own empty network namespace)',
         '  environment  none',
         '  runtime      node /usr/bin/node',
+        '  commands     network: none (an empty network namespace of their own)',
         '',
         EXPLAIN_SEPARATOR,
         '# backend: bwrap (linux)',

@@ -2,6 +2,7 @@ import { PassThrough, type Stream } from 'node:stream';
 import { FsError } from '@fs-sandbox/policy/core';
 import type { CommandLaunchSpec } from '../backends/backend.js';
 import type { CommandExit, SpawnedCommand } from '../command-api.js';
+import type { NetworkEventListener } from '../network/network-event.js';
 import { CommandProcess, type CommandStream } from './command-process.js';
 
 export interface StartCommandOptions {
@@ -10,6 +11,8 @@ export interface StartCommandOptions {
   /** Output past this many bytes (stdout and stderr together) is dropped. */
   outputBytesCap: number | null;
   signal: AbortSignal | undefined;
+  /** What the command's network did through the broker (see CommandOptions `onNetwork`). */
+  onNetwork?: NetworkEventListener | undefined;
 }
 
 /**
@@ -66,6 +69,7 @@ export async function startCommand(
     exit(code) {
       exitCode = code;
     },
+    network: options.onNetwork,
     closed() {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);

@@ -77,6 +77,83 @@ export function addContextOptions(command: Command): Command {
     .option('--sandbox <json>', 'a complete sandbox context in the wire format (instead of the flags above)');
 }
 
+/** How a command's network is asked for on the command line (`run`, `explain`). */
+export interface NetworkFlags {
+  /** `--network`: the host's whole network, as `network: enabled`. */
+  network?: boolean;
+  allowDomain: string[];
+  denyDomain: string[];
+}
+
+export function addNetworkOptions(command: Command): Command {
+  return command
+    .option('--network', "give the command the host's whole network (default: none)")
+    .option(
+      '--allow-domain <host[:port]>',
+      "let the command reach this host (and port) through fs-sandbox's proxy, nothing else (repeatable; *.example.com for every name below example.com, * for any public host)",
+      collect,
+      [],
+    )
+    .option(
+      '--deny-domain <host[:port]>',
+      'never let the command reach this host, whatever --allow-domain says (repeatable)',
+      collect,
+      [],
+    );
+}
+
+/**
+ * The context with the network the flags ask for: `--network` is `network: enabled`, the domain
+ * flags are `network_domains` beside `network: restricted`. Refused where they would mean nothing
+ * or contradict each other, before anything runs.
+ */
+export function withNetworkFlags(
+  sandbox: SandboxContextInput | null,
+  flags: NetworkFlags & Pick<ContextFlags, 'sandbox'>,
+): SandboxContextInput | null {
+  const domains = flags.allowDomain.length > 0 || flags.denyDomain.length > 0;
+  if (!flags.network && !domains) return sandbox;
+  const named = flags.network
+    ? '--network'
+    : flags.allowDomain.length > 0
+      ? '--allow-domain'
+      : '--deny-domain';
+  if (flags.network && domains)
+    throw new FsError(
+      'invalid_params',
+      '--network gives the whole network; --allow-domain and --deny-domain narrow none to some hosts: use one or the other',
+    );
+  if (flags.denyDomain.length > 0 && flags.allowDomain.length === 0)
+    throw new FsError(
+      'invalid_params',
+      "--deny-domain narrows what --allow-domain allows; add --allow-domain '*' to allow every other public host",
+    );
+  if (typeof flags.sandbox === 'string')
+    throw new FsError(
+      'invalid_params',
+      `${named} cannot be combined with --sandbox (write it in the context instead)`,
+    );
+  if (sandbox === null)
+    throw new FsError(
+      'invalid_params',
+      `${named} needs a sandbox: without one the command has the whole network already`,
+    );
+  const permissions = sandbox.permissions;
+  if (permissions.type !== 'managed')
+    throw new FsError('invalid_params', `${named} needs managed permissions`);
+  const network = flags.network
+    ? { ...permissions, network: 'enabled' as const }
+    : {
+        ...permissions,
+        network: 'restricted' as const,
+        network_domains: { allow: flags.allowDomain, deny: flags.denyDomain },
+      };
+  // Parsed now for an early, flag-named error (an entry that is not a host); the broker parses again.
+  const context = { ...sandbox, permissions: network };
+  parseSandboxContext(context);
+  return context;
+}
+
 /** The directory relative operands and flag paths resolve against: `--cwd`, else the process cwd. */
 export function baseDirectory(flags: Pick<ContextFlags, 'cwd'>, io: CliIo): string {
   return flags.cwd === undefined ? io.cwd : resolve(io.cwd, flags.cwd);

@@ -3,13 +3,27 @@ import {
   type LaunchSpec,
   launchCommand,
   MASKED_KERNEL_PATHS,
+  PROXY_PORTS,
   READ_ONLY_KERNEL_PATHS,
 } from '@fs-sandbox/broker/internal';
-import { currentHostOs, type HostOs, parseSandboxContext, type SandboxPlan } from '@fs-sandbox/policy';
+import {
+  currentHostOs,
+  type HostOs,
+  type PermissionProfile,
+  parseSandboxContext,
+  type SandboxPlan,
+} from '@fs-sandbox/policy';
 import { decodeBpf, disassembleSeccomp } from '@fs-sandbox/policy/seccomp';
 import { type Command, Option } from 'commander';
 import { type CliDeps, EXIT } from './cli-io.js';
-import { addContextOptions, type ContextFlags, contextFromFlags } from './context-options.js';
+import {
+  addContextOptions,
+  addNetworkOptions,
+  type ContextFlags,
+  contextFromFlags,
+  type NetworkFlags,
+  withNetworkFlags,
+} from './context-options.js';
 import { explainForPlatform } from './explain-foreign.js';
 import { humanError } from './json-output.js';
 import { formatCommand } from './shell-quote.js';
@@ -25,32 +39,39 @@ export const EXPLAIN_SEPARATOR = '---- exact command (--raw prints only this par
  * it cannot see stated as assumptions. `--raw` prints the command part alone.
  */
 export function registerExplainCommand(program: Command, deps: CliDeps): void {
-  addContextOptions(program.command('explain'))
+  addNetworkOptions(addContextOptions(program.command('explain')))
     .description('say what a context allows, then print the exact sandbox command it produces')
     .argument('[context]', 'sandbox context as JSON (wire form); or use the profile flags')
     .addOption(new Option('--platform <os>', 'target platform').choices(['linux', 'macos', 'windows']))
     .option('--raw', 'print only the exact command (and the backend details), no summary')
     .action(
-      async (contextJson: string | undefined, flags: ContextFlags & { platform?: HostOs; raw?: boolean }) => {
+      async (
+        contextJson: string | undefined,
+        flags: ContextFlags & NetworkFlags & { platform?: HostOs; raw?: boolean },
+      ) => {
         const host = currentHostOs();
         const platform = flags.platform ?? host;
         const broker = deps.createBroker({ env: deps.io.env });
         try {
           // The same context the human verbs would run with (sandboxed by default on the cwd); the
           // directories can only be checked on this host.
-          const sandbox = contextFromFlags(
+          const sandbox = withNetworkFlags(
+            contextFromFlags(
+              contextJson === undefined ? flags : { ...flags, sandbox: contextJson },
+              deps.io,
+              platform,
+              { sandboxByDefault: true, checkDirectories: platform === host },
+            ),
             contextJson === undefined ? flags : { ...flags, sandbox: contextJson },
-            deps.io,
-            platform,
-            { sandboxByDefault: true, checkDirectories: platform === host },
           );
           const { plan, launch, assumptions, runtimeReason } =
             platform === host
               ? { ...(await broker.prepareSandbox(sandbox)), assumptions: [] }
               : await explainForPlatform(parseSandboxContext(sandbox), platform, deps.io.env);
+          const profile = parseSandboxContext(sandbox)?.permissions ?? null;
           if (!flags.raw)
             deps.io.stdout.write(
-              `${summarizeSandbox(plan, launch, runtimeReason ?? null).join('\n')}\n\n${EXPLAIN_SEPARATOR}\n`,
+              `${[...summarizeSandbox(plan, launch, runtimeReason ?? null), ...describeCommandNetwork(profile)].join('\n')}\n\n${EXPLAIN_SEPARATOR}\n`,
             );
           const notes = assumptions.map((note) => `# assumed: ${note}\n`).join('');
           const command = launchCommand(launch);
@@ -78,6 +99,33 @@ const NETWORK: Record<LaunchSpec['backend'], string> = {
   seatbelt: 'none (the profile denies network*)',
   'restricted-token': 'not blocked by the token (the helper opens no sockets)',
 };
+
+/**
+ * What a command run under this context may reach (`run`, process/start): the helper itself never
+ * has a network, whatever the context says.
+ */
+export function describeCommandNetwork(profile: PermissionProfile | null): string[] {
+  const label = '  commands     ';
+  const indent = ' '.repeat(15);
+  if (profile === null || profile.type !== 'managed')
+    return [`${label}network: not sandboxed by this context`];
+  if (profile.network === 'enabled') return [`${label}network: the host's whole network`];
+  const domains = profile.network_domains;
+  if (domains == null) return [`${label}network: none (an empty network namespace of their own)`];
+  const lines = [
+    `${label}network: only through fs-sandbox's proxy (HTTP 127.0.0.1:${PROXY_PORTS.http}, SOCKS5 127.0.0.1:${PROXY_PORTS.socks}), to`,
+    ...(domains.allow.length === 0 ? ['nothing'] : domains.allow).map(
+      (entry) => `${indent}  ${escapeForTerminal(entry)}`,
+    ),
+  ];
+  if (domains.deny.length > 0)
+    lines.push(`${indent}never to`, ...domains.deny.map((entry) => `${indent}  ${escapeForTerminal(entry)}`));
+  lines.push(
+    `${indent}and never, unless an entry names that address and port, to loopback, link-local or cloud`,
+    `${indent}metadata addresses or the host's own (private networks: an entry naming that host and port)`,
+  );
+  return lines;
+}
 
 /**
  * The plan in words, one fact a line, paths escaped for the terminal: what the helper may read and

@@ -4,7 +4,7 @@ import type { SpawnedCommand } from '@fs-sandbox/broker';
 import { FsError } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import type { CliDeps } from './cli-io.js';
-import { collect } from './context-options.js';
+import { addNetworkOptions, collect, type NetworkFlags, withNetworkFlags } from './context-options.js';
 import { humanError } from './json-output.js';
 import { runShortcut, type ShortcutFlags, shortcutCommand } from './shortcut.js';
 
@@ -17,7 +17,7 @@ export const RUN_EXIT = { refused: 125, notExecutable: 126, notFound: 127, timed
 /** Signals that end `run`: each kills the command's sandboxed tree, then `run` exits 128 + its number. */
 const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-type RunFlags = ShortcutFlags & { env: string[] };
+type RunFlags = ShortcutFlags & NetworkFlags & { env: string[] };
 
 /**
  * `fs-sandbox run [flags] -- CMD ARGS…`: one command under the sandbox the flags describe (by
@@ -26,7 +26,7 @@ type RunFlags = ShortcutFlags & { env: string[] };
  * streamed as it comes, and its exit code is ours.
  */
 export function registerRunCommand(program: Command, deps: CliDeps): void {
-  shortcutCommand(program, 'run')
+  addNetworkOptions(shortcutCommand(program, 'run'))
     .description('run a command in the sandbox; its output streams through, its exit code is passed on')
     .argument('<command...>', 'the program and its arguments (everything after the first one is theirs)')
     .passThroughOptions()
@@ -42,9 +42,14 @@ export function registerRunCommand(program: Command, deps: CliDeps): void {
           // The library's spawn: process/start's launch and process, as a library user gets them.
           const command = await broker.spawn(argv, {
             cwd: uri(cwd),
-            sandbox,
+            sandbox: withNetworkFlags(sandbox, flags),
             env: parseEnvFlags(flags.env),
             stdin: deps.io.stdin as unknown as Stream,
+            // A refused connection is also said here: the client's own message may only be "403".
+            onNetwork: (event) => {
+              if (event.outcome !== 'allowed')
+                deps.io.stderr.write(`fs-sandbox: network: ${event.reason ?? event.outcome}\n`);
+            },
             ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }),
           });
           deps.setExitCode(await runToExit(deps, command, flags.timeout));

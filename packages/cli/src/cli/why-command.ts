@@ -1,6 +1,8 @@
-import type { ResultOf } from '@fs-sandbox/policy';
+import { explainNetwork, type NetworkExplanation } from '@fs-sandbox/broker/internal';
+import { FsError, type ResultOf } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import type { CliDeps } from './cli-io.js';
+import { addNetworkOptions, type NetworkFlags, withNetworkFlags } from './context-options.js';
 import { addJsonOption, writeResultJson } from './json-output.js';
 import { runShortcut, type ShortcutFlags, shortcutCommand } from './shortcut.js';
 import { escapeForTerminal } from './terminal-text.js';
@@ -11,18 +13,47 @@ const ACCESS_WORDS: Record<ResultOf<'fs/explainAccess'>['access'], string> = {
   none: 'can be neither read nor written',
 };
 
-/** `fs-sandbox why PATH`: what the sandbox lets an operation do with PATH, and the rule that decided (fs/explainAccess). */
+type WhyFlags = ShortcutFlags & NetworkFlags & { json?: boolean; host?: string };
+
+/**
+ * `fs-sandbox why PATH`: what the sandbox lets an operation do with PATH, and the rule that decided
+ * (fs/explainAccess). `why --host HOST:PORT`: whether a command may reach it, judged as its proxy
+ * would judge it here and now (the name, then each address it resolves to).
+ */
 export function registerWhyCommand(program: Command, deps: CliDeps): void {
-  addJsonOption(shortcutCommand(program, 'why'))
-    .description('say what the sandbox allows for a path, and which rule decided (fs/explainAccess)')
-    .argument('<path>', 'native path')
-    .action((path: string, flags: ShortcutFlags & { json?: boolean }) =>
+  addJsonOption(addNetworkOptions(shortcutCommand(program, 'why')))
+    .description(
+      'say what the sandbox allows for a path (fs/explainAccess), or whether a command may reach a host, and which rule decided',
+    )
+    .argument('[path]', 'native path')
+    .option('--host <host:port>', 'judge this destination (HOST:PORT or an http(s):// URL) instead of a path')
+    .action((path: string | undefined, flags: WhyFlags) =>
       runShortcut(deps, flags, async ({ broker, sandbox, uri }) => {
-        const result = await broker.explainAccess({ path: uri(path), sandbox });
+        if ((path === undefined) === (flags.host === undefined))
+          throw new FsError('invalid_params', 'why takes a PATH or --host HOST:PORT (one of them)');
+        if (flags.host !== undefined) {
+          const explanation = await explainNetwork(withNetworkFlags(sandbox, flags), flags.host);
+          if (flags.json) deps.io.stdout.write(`${JSON.stringify(explanation)}\n`);
+          else deps.io.stdout.write(describeNetwork(explanation));
+          return;
+        }
+        const result = await broker.explainAccess({
+          path: uri(path as string),
+          sandbox: withNetworkFlags(sandbox, flags),
+        });
         if (flags.json) writeResultJson(deps.io.stdout, result);
-        else deps.io.stdout.write(describeAccess(path, result));
+        else deps.io.stdout.write(describeAccess(path as string, result));
       }),
     );
+}
+
+function describeNetwork(explanation: NetworkExplanation): string {
+  const lines = [
+    `${explanation.destination} ${explanation.reachable ? 'can' : 'cannot'} be reached by a command: ${explanation.reason}`,
+  ];
+  if (explanation.addresses !== undefined)
+    lines.push(`the proxy would connect to ${explanation.addresses.join(', ')} (resolved here, now)`);
+  return `${lines.map((line) => escapeForTerminal(line)).join('\n')}\n`;
 }
 
 function describeAccess(path: string, result: ResultOf<'fs/explainAccess'>): string {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
+import type { NetworkEvent } from '@fs-sandbox/broker/internal';
 import type { ErrorKind } from '@fs-sandbox/policy';
 
 export type AuditOutcome = 'ok' | 'denied' | 'error';
@@ -33,8 +34,60 @@ export interface AuditRecord {
   durationMs: number;
 }
 
+/**
+ * One line per connection a command made through the broker's proxy or managed ports: refused and
+ * failed ones when they happen, allowed ones when they end. Hosts are written as they are (what a
+ * command reached is what an auditor reads this for); bytes read are the destination's, written
+ * the command's.
+ */
+export interface NetworkAuditRecord {
+  time: string;
+  connection: string;
+  method: 'network';
+  processId: string;
+  protocol: NetworkEvent['protocol'];
+  host: string | null;
+  port: number | null;
+  address: string | null;
+  outcome: AuditOutcome;
+  reason: string | null;
+  bytesRead: number;
+  bytesWritten: number;
+  durationMs: number;
+}
+
+const NETWORK_OUTCOMES: Record<NetworkEvent['outcome'], AuditOutcome> = {
+  allowed: 'ok',
+  refused: 'denied',
+  failed: 'error',
+};
+
+export function networkAuditRecord(
+  connection: string,
+  processId: string,
+  event: NetworkEvent,
+): NetworkAuditRecord {
+  return {
+    time: new Date(event.time).toISOString(),
+    connection,
+    method: 'network',
+    processId: processId.slice(0, MAX_RAW_PATH_CHARS),
+    protocol: event.protocol,
+    host: event.host,
+    port: event.port,
+    address: event.address,
+    outcome: NETWORK_OUTCOMES[event.outcome],
+    reason: event.reason?.slice(0, MAX_RAW_PATH_CHARS) ?? null,
+    bytesRead: event.bytesDown,
+    bytesWritten: event.bytesUp,
+    durationMs: event.durationMs,
+  };
+}
+
 export interface AuditSink {
   record(event: AuditEvent): void;
+  /** A network connection of command `processId` on `connection` (see NetworkAuditRecord). */
+  recordNetwork(connection: string, processId: string, event: NetworkEvent): void;
   /** Set once a write failed; the server then refuses operations rather than run them unaudited. */
   readonly failure: Error | null;
   close(): Promise<void>;
@@ -108,6 +161,11 @@ export class FileAuditLog implements AuditSink {
   record(event: AuditEvent): void {
     if (this.failed) return;
     this.stream.write(`${JSON.stringify(auditRecordFor(event, this.rawPaths))}\n`);
+  }
+
+  recordNetwork(connection: string, processId: string, event: NetworkEvent): void {
+    if (this.failed) return;
+    this.stream.write(`${JSON.stringify(networkAuditRecord(connection, processId, event))}\n`);
   }
 
   close(): Promise<void> {

@@ -54,6 +54,7 @@ async function startProcess(
       cwd: nativePathOf(request.cwd, context.os),
       env: request.env,
       envPolicy: request.envPolicy,
+      managedNetwork: { enforce: request.enforceManagedNetwork, context: request.managedNetwork ?? null },
     });
     context.facts.sandboxed = launch.backend !== null;
     await processes.start({

@@ -1,4 +1,9 @@
-import { type CommandLaunchSpec, CommandProcess, type CommandStream } from '@fs-sandbox/broker/internal';
+import {
+  type CommandLaunchSpec,
+  CommandProcess,
+  type CommandStream,
+  type NetworkEvent,
+} from '@fs-sandbox/broker/internal';
 import { FsError, LIMITS, type WireResultOf } from '@fs-sandbox/policy';
 
 /** How the table reaches its client: notifications, and whether the unsent output still has room. */
@@ -6,6 +11,8 @@ export interface ProcessNotifier {
   notify(method: string, params: Record<string, unknown>): void;
   /** False while the connection's unsent notifications exceed LIMITS.processUnsentOutputBytes. */
   hasRoom(): boolean;
+  /** A network connection a command made through the broker (for the audit log). */
+  network?(processId: string, event: NetworkEvent): void;
 }
 
 export interface StartOptions {
@@ -97,6 +104,7 @@ export class ProcessTable {
         output: (stream, chunk) => this.onOutput(entry, stream, chunk),
         exit: (exitCode) => this.onExit(entry, exitCode),
         closed: () => this.onClosed(entry),
+        network: (event) => this.notifier.network?.(options.processId, event),
       });
     } catch (error) {
       this.entries.delete(options.processId);

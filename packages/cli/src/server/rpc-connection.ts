@@ -1,3 +1,4 @@
+import type { NetworkEvent } from '@fs-sandbox/broker/internal';
 import { currentHostOs, FsError, LIMITS } from '@fs-sandbox/policy';
 import type { AuditSink } from './audit-log.js';
 import { type EncodedReply, encodeReplyParts } from './encode-reply.js';
@@ -70,6 +71,8 @@ export class RpcConnection {
     const notifier = {
       notify: (method: string, params: Record<string, unknown>) => this.sendNotification(method, params),
       hasRoom: () => this.unsent.held < LIMITS.processUnsentOutputBytes,
+      network: (processId: string, event: NetworkEvent) =>
+        this.settings.audit?.recordNetwork(this.id, processId, event),
     };
     this.processes = new ProcessTable(notifier);
     this.surface = settings.surface ?? EXEC_SERVER_SURFACE;

@@ -1,3 +1,4 @@
+import type { NetworkEvent } from '@fs-sandbox/broker/internal';
 import type { FsError, WireError } from '@fs-sandbox/policy';
 import type { EnvironmentInfo, HandshakeState } from './handshake.js';
 import { handshakeError, initializeResult, repeatedInitializeError } from './handshake.js';
@@ -44,6 +45,8 @@ export interface SessionNotifier {
   notify(method: string, params: Record<string, unknown>): void;
   /** False while the connection's unsent notifications exceed LIMITS.processUnsentOutputBytes. */
   hasRoom(): boolean;
+  /** A network connection a command (by its process id or key) made through the broker, for the audit log. */
+  network?(processId: string, event: NetworkEvent): void;
 }
 
 const execServerSession: SurfaceSession = {

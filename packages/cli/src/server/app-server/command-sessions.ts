@@ -312,6 +312,7 @@ export class CommandSessions {
         output: (stream, chunk) => this.onOutput(session, stream, chunk),
         exit: (exitCode) => this.onExit(session, exitCode),
         closed: () => undefined,
+        network: (event) => this.notifier.network?.(session.id ?? session.key, event),
       });
     } catch (error) {
       this.sessions.delete(session.key);

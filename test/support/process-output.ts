@@ -1,0 +1,44 @@
+import type { ServeProcess } from '../fixtures/conformance/serve-process.js';
+
+export interface FinishedProcess {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  notifications: Array<{ method: string; params: Record<string, unknown> }>;
+}
+
+/** The notifications a served process sent (from line `from` of the server's output) until its `process/closed`. */
+export async function processFinished(
+  serve: ServeProcess,
+  processId: string,
+  from = 0,
+  timeoutMs = 20_000,
+): Promise<FinishedProcess> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const notifications = serve.rawLines
+      .slice(from)
+      .map((line) => JSON.parse(line) as { method?: string; params?: Record<string, unknown> })
+      .filter((message) => message.method !== undefined && message.params?.processId === processId)
+      .map((message) => ({
+        method: message.method as string,
+        params: message.params as Record<string, unknown>,
+      }));
+    if (notifications.some((n) => n.method === 'process/closed')) {
+      const text = (stream: string) =>
+        notifications
+          .filter((n) => n.method === 'process/output' && n.params.stream === stream)
+          .map((n) => Buffer.from(n.params.chunk as string, 'base64').toString())
+          .join('');
+      const exited = notifications.find((n) => n.method === 'process/exited');
+      return {
+        stdout: text('stdout'),
+        stderr: text('stderr'),
+        exitCode: exited?.params.exitCode as number,
+        notifications,
+      };
+    }
+    if (Date.now() > deadline) throw new Error(`process ${processId} did not close: ${serve.stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
