@@ -553,6 +553,17 @@ describe("the kernel's procfs and sysfs paths", () => {
     expect(args.indexOf('/proc/sys')).toBeGreaterThan(args.indexOf('--bind /w /w'));
   });
 
+  it("numbers the inputs after a command's channel to the broker when the launch has one", () => {
+    const plain = buildBwrapSandbox(workspace, factsFor(workspace, RUNTIME_FILES), runtime);
+    const channel = { ...workspace, launchChannel: true };
+    const shifted = buildBwrapSandbox(channel, factsFor(channel, RUNTIME_FILES), runtime);
+    expect([plain.firstInputFd, shifted.firstInputFd]).toEqual([3, 4]);
+    expect(plain.args.join(' ')).toContain('--seccomp 3');
+    expect(shifted.args.join(' ')).toContain('--seccomp 4');
+    expect(shifted.args.join(' ')).toContain('--perms 0000 --ro-bind-data 6 /proc/kcore');
+    expect(shifted.emptyInputs).toBe(plain.emptyInputs);
+  });
+
   it('leaves out what this kernel lacks (a mount needs its target)', () => {
     const args = sysfsArgs(workspace, { '/proc/kcore': missing, '/proc/sysrq-trigger': missing });
     expect(args).not.toContain('/proc/kcore');
