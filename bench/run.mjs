@@ -9,6 +9,8 @@
 //   - awaited reads (lib/awaited-reads.mjs): a fresh broker's 50 sandboxed reads, each awaited
 //     before the next, with no yield and with a setImmediate between, beside the spaced warm read,
 //     with the pool's hit rate;
+//   - the CLI's start (lib/cli-start.mjs): `fs-sandbox --version`, `cat` sandboxed and in-process,
+//     each a whole process, against `node -e 0` in the same rounds;
 //   - node and Bun helpers side by side (lib/runtimes.mjs): cold, warm spaced and back-to-back 1 KiB
 //     reads through the library and through serve, a burst of 32 through serve with the pool on and
 //     off, 64 MiB through serve, peak RSS per warm helper; with --peer codex, the reference Codex
@@ -24,6 +26,8 @@
 //                                   the same interleaved rounds, as `readFile cold/warm (baseline)`
 //   node bench/run.mjs [rounds] --runtimes-only
 //                                   only the node-vs-Bun comparison
+//   node bench/run.mjs [rounds] --cli-only
+//                                   only the CLI's start
 //   node bench/run.mjs [rounds] --awaited-only
 //                                   only the awaited reads (rounds / 4 runs of 50 per runtime and mode)
 //   node bench/run.mjs [rounds] --peer codex        (also with --runtimes-only; pnpm bench --peer codex)
@@ -42,6 +46,7 @@ import { parseArgs } from 'node:util';
 import { resolveHelperRuntime } from '@fs-sandbox/broker';
 import { formatAwaitedReads, measureAwaitedReads } from './lib/awaited-reads.mjs';
 import { formatBatchReads, measureBatchReads } from './lib/batch-read.mjs';
+import { formatCliStart, measureCliStart } from './lib/cli-start.mjs';
 import { assertSandboxes, codexVersion, locateCodex, startCodex } from './lib/codex-peer.mjs';
 import { createFixture, sandboxFor } from './lib/fixture.mjs';
 import { runMeta } from './lib/format.mjs';
@@ -62,6 +67,7 @@ const { values: flags, positionals } = (() => {
         baseline: { type: 'string' },
         'runtimes-only': { type: 'boolean' },
         'awaited-only': { type: 'boolean' },
+        'cli-only': { type: 'boolean' },
         peer: { type: 'string' },
       },
       allowPositionals: true,
@@ -74,6 +80,7 @@ const { values: flags, positionals } = (() => {
 const baselineDir = flags.baseline ?? null;
 const runtimesOnly = flags['runtimes-only'] === true;
 const awaitedOnly = flags['awaited-only'] === true;
+const cliOnly = flags['cli-only'] === true;
 if (flags.peer !== undefined && flags.peer !== 'codex') {
   console.error(`bench/run.mjs: --peer knows only codex, not ${flags.peer}`);
   process.exit(2);
@@ -126,6 +133,18 @@ async function measureRuntimesWithPeer() {
 const awaitedRounds = Math.max(3, Math.round(rounds / 4));
 
 try {
+  if (cliOnly) {
+    step(`CLI start (${rounds} rounds)`);
+    const cliStart = await measureCliStart(fixture, cliBin, rounds);
+    console.log(formatCliStart(cliStart));
+    meta.loadAfter = loadavg();
+    console.log(
+      `load before ${meta.loadBefore.map((x) => x.toFixed(2)).join(' ')}, after ${meta.loadAfter.map((x) => x.toFixed(2)).join(' ')}`,
+    );
+    mkdirSync(resultsDir, { recursive: true });
+    writeFileSync(`${resultsDir}cli-start.json`, `${JSON.stringify({ meta, cliStart }, null, 2)}\n`);
+    process.exit(0);
+  }
   if (awaitedOnly) {
     step(`awaited reads (${awaitedRounds} rounds)`);
     const awaited = await measureAwaitedReads(fixture, sandbox, helperRuntimes, awaitedRounds);
@@ -172,6 +191,8 @@ try {
 
   step(`awaited reads (${awaitedRounds} rounds)`);
   const awaited = await measureAwaitedReads(fixture, sandbox, helperRuntimes, awaitedRounds);
+  step(`CLI start (${rounds} rounds)`);
+  const cliStart = await measureCliStart(fixture, cliBin, rounds);
 
   step(`helper runtimes${withCodex ? ' and the Codex exec-server' : ''} (${rounds} rounds)`);
   const runtimes = await measureRuntimesWithPeer();
@@ -182,6 +203,7 @@ try {
   console.log(formatReport(meta, raw, summary));
   console.log(formatBatchReads(batchReads));
   console.log(`\n${formatAwaitedReads(awaited)}`);
+  console.log(`\n${formatCliStart(cliStart)}`);
   console.log(`\nHelper runtimes (sandboxed, same run)\n${formatRuntimes(runtimes)}`);
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(
@@ -199,6 +221,7 @@ try {
         helperStart: summary.start,
         batchReads: { summary: batchReads.summary, ratios: batchReads.ratios },
         awaitedReads: awaited,
+        cliStart,
         helperRuntimes: runtimes,
         samples: { latency: latency.samples, largeRead64MiB: large.samples, helperStart: start },
       },

@@ -86,7 +86,7 @@ async function ensurePackagesBuilt(): Promise<void> {
   ensureBuilt();
   const sources = Math.max(...PACKAGES.map((name) => newestMtime(join(REPO, 'packages', name, 'src'))));
   const outputs = PACKAGES.flatMap((name) =>
-    (name === 'cli' ? ['dist/cli.js'] : ['dist/index.js', 'dist/types/index.d.ts']).map((file) =>
+    (name === 'cli' ? ['dist/cli.cjs'] : ['dist/index.js', 'dist/types/index.d.ts']).map((file) =>
       join(REPO, 'packages', name, file),
     ),
   );
@@ -396,7 +396,12 @@ describe('a project outside the workspace that installs the packed packages', ()
     ).toEqual([]);
     const cli = packed.find((pkg) => pkg.name === '@fs-sandbox/cli');
     expect([...(cli?.files.keys() ?? [])]).toEqual(
-      expect.arrayContaining(['bin/fs-sandbox.js', 'dist/cli.js', 'dist/windows-launcher.js']),
+      expect.arrayContaining([
+        'bin/fs-sandbox.js',
+        'bin/load.cjs',
+        'dist/cli.cjs',
+        'dist/windows-launcher.js',
+      ]),
     );
     const helper = packed.find((pkg) => pkg.name === '@fs-sandbox/helper');
     expect([...(helper?.files.keys() ?? [])]).toEqual(expect.arrayContaining(['dist/helper.cjs']));

@@ -9,7 +9,7 @@ export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI_BIN = join(REPO, 'packages/cli/bin/fs-sandbox.js');
 
 const OUTPUTS = [
-  join(REPO, 'packages/cli/dist/cli.js'),
+  join(REPO, 'packages/cli/dist/cli.cjs'),
   join(REPO, 'packages/helper/dist/helper.cjs'),
   // Built only where a Bun package is installed; where it was, it must be as new as the sources.
   ...[join(REPO, 'packages/helper/dist/helper-bun')].filter((path) => existsSync(path)),

@@ -1,6 +1,10 @@
 #!/usr/bin/env node
-// Thin launcher so the bin exists at install time; the CLI itself is the built bundle.
-import('../dist/cli.js').catch((error) => {
+// The `fs-sandbox` program: load.cjs starts the built bundle (dist/cli.cjs) from its code cache.
+import { createRequire } from 'node:module';
+
+try {
+  createRequire(import.meta.url)('./load.cjs').start();
+} catch (error) {
   process.stderr.write(`fs-sandbox: cannot start (did you run the build?): ${error.message}\n`);
   process.exit(1);
-});
+}

@@ -1,13 +1,18 @@
-// Builds the `fs-sandbox` program: dist/cli.js (one ESM file with the broker, the policy and their
-// dependencies bundled from the workspace's sources; ws, koffi, @vscode/ripgrep and the MCP SDK
-// stay runtime imports) and dist/windows-launcher.js (the broker's Windows launcher, which the
-// bundled restricted-token backend finds beside the package's own manifest). The CLI runs the
-// helper from @fs-sandbox/helper's dist, so that is built first when it is missing (the root build
-// already orders packages topologically).
+// Builds the `fs-sandbox` program: dist/cli.cjs (one CommonJS file with the broker, the policy and
+// their dependencies bundled from the workspace's sources; ws, koffi, @vscode/ripgrep and the MCP
+// SDK stay run-time requires), its V8 code cache (code-cache.mjs; bin/load.cjs starts the program
+// from it), and dist/windows-launcher.js (the broker's Windows launcher, which the bundled
+// restricted-token backend finds beside the package's own manifest). CommonJS, because a code cache
+// needs a vm script, and node 20 runs ES modules only through its own loader, which has none; the
+// verbs' modules are still evaluated only when their verb runs (main.ts imports them dynamically,
+// and esbuild initialises such modules on first use). The CLI runs the helper from
+// @fs-sandbox/helper's dist, so that is built first when it is missing (the root build already
+// orders packages topologically).
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { writeCodeCache } from './code-cache.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const helperRoot = fileURLToPath(new URL('../../helper/', import.meta.url));
@@ -31,16 +36,21 @@ const common = {
 await Promise.all([
   build({
     ...common,
+    format: 'cjs',
     entryPoints: { cli: 'src/cli/bin.ts' },
+    outExtension: { '.js': '.cjs' },
     outdir: 'dist',
     // @vscode/ripgrep finds its per-platform binary relative to its own installed location.
     external: ['ws', 'koffi', '@vscode/ripgrep', '@modelcontextprotocol/sdk'],
-    // One process per `fs-sandbox call`: a minified bundle compiles faster at every start.
+    // Fewer bytes to read and to hash against the cache at every start.
     minify: true,
-    // Bundled CommonJS dependencies (commander) call require() for Node built-ins.
-    banner: {
-      js: "import { createRequire as __fsSandboxRequire } from 'node:module';\nconst require = __fsSandboxRequire(import.meta.url);",
-    },
+    // The bundled modules that locate their package (own code, the helper, the launcher) ask
+    // import.meta.url: in CommonJS that is the bundle's own file.
+    define: { 'import.meta.url': '__fsSandboxBundleUrl' },
+    // A vm script (bin/load.cjs) has no import() in node 20: the modules it loads on demand (the
+    // MCP SDK, ws, ripgrep, koffi) are required instead.
+    supported: { 'dynamic-import': false },
+    banner: { js: "var __fsSandboxBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   }),
   // node runs it in place of the helper to start it under a restricted token; koffi, its native
   // FFI, stays a runtime import.
@@ -51,3 +61,5 @@ await Promise.all([
     external: ['koffi'],
   }),
 ]);
+
+writeCodeCache();

@@ -128,7 +128,7 @@ async function runCli(
     },
   };
   try {
-    await buildProgram(deps).parseAsync(argv, { from: 'user' });
+    await (await buildProgram(deps, argv)).parseAsync(argv, { from: 'user' });
   } catch (error) {
     exitCode = (error as { exitCode?: number }).exitCode === 0 ? 0 : 2;
   }

@@ -34,7 +34,7 @@ async function brokerOptionsOf(argv: string[]): Promise<BrokerOptions[]> {
     },
     setExitCode: () => {},
   };
-  await buildProgram(deps).parseAsync(argv, { from: 'user' });
+  await (await buildProgram(deps, argv)).parseAsync(argv, { from: 'user' });
   return options;
 }
 

@@ -1,0 +1,60 @@
+'use strict';
+// Starts the `fs-sandbox` program, dist/cli.cjs, compiled from the V8 code cache the build made for
+// it when this node's V8 is the one the cache was made by (dist/cli.<V8 version>.code-cache): every
+// start would otherwise parse and compile the bundle again, most of what `fs-sandbox --version`
+// cost. Any other V8 gets node's own compile cache where it has one (module.enableCompileCache,
+// node 22.1 and later), else a plain compile. A cache V8 rejects (other flags) is a plain compile
+// too: never a change in behaviour. `scripts/code-cache.mjs` makes the cache with `loadCli`.
+const { readFileSync } = require('node:fs');
+const Module = require('node:module');
+const { join } = require('node:path');
+const { Script } = require('node:vm');
+
+const DIST = join(__dirname, '..', 'dist');
+const PROGRAM = join(DIST, 'cli.cjs');
+
+/** The cache for this node's V8 (the build writes the one of the node that ran it). */
+function codeCachePath(v8Version) {
+  return join(DIST, `cli.${v8Version}.code-cache`);
+}
+
+/**
+ * Runs the program as node would run a CommonJS file (the same wrapper, `require` resolving from
+ * dist), from `cachedData` when there is one (`null`: compile it, the cache maker's run). Returns
+ * the compiled script (the cache maker asks it for its cache), or null when node's own loader ran it.
+ */
+function loadCli(cachedData = readCodeCache()) {
+  if (cachedData === undefined && typeof Module.enableCompileCache === 'function') {
+    Module.enableCompileCache();
+    require(PROGRAM);
+    return null;
+  }
+  const source = readFileSync(PROGRAM, 'utf8');
+  const script = new Script(Module.wrap(source), { filename: PROGRAM, cachedData: cachedData ?? undefined });
+  const module = { exports: {} };
+  script.runInThisContext()(module.exports, Module.createRequire(PROGRAM), module, PROGRAM, DIST);
+  return script;
+}
+
+function readCodeCache() {
+  try {
+    return readFileSync(codeCachePath(process.versions.v8));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `fs-sandbox --version` alone needs nothing of the program, so it is answered here from the
+ * package's manifest, as the program itself would answer it (main.ts registers no verb for it).
+ */
+function start() {
+  const argv = process.argv.slice(2);
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    process.stdout.write(`${require('../package.json').version}\n`);
+    return;
+  }
+  loadCli();
+}
+
+module.exports = { start, loadCli, codeCachePath };
