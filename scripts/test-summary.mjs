@@ -1,4 +1,4 @@
-// Prints vitest's JSON reports (one per leg: the default run, then the node-helper run) as one plain
+// Prints vitest's JSON reports (the run of every project, then the helper's unit suites under Bun) as one plain
 // closing line ("N passed, N failed, N skipped"), so a CI log reader that does not know vitest
 // still sees how many tests ran.
 import { existsSync, readFileSync } from 'node:fs';

@@ -53,13 +53,20 @@ interface Run {
   stderr: string;
 }
 
+/**
+ * How long a step here may take before it counts as hung: pnpm pack and install, and three full
+ * tsc runs side by side with skipLibCheck off. On a 2-core machine under load (a second test run
+ * beside this one) the type-checks took over 100 s; this bounds a hang, it measures nothing.
+ */
+const HANG_MS = 300_000;
+
 /** A child process run asynchronously (the registry answers on this process's event loop). */
 function run(file: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       file,
       args,
-      { ...options, maxBuffer: 64 * 1024 * 1024, timeout: 100_000 },
+      { ...options, maxBuffer: 64 * 1024 * 1024, timeout: HANG_MS },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
         resolve({
@@ -354,7 +361,7 @@ describe('a project outside the workspace that installs the packed packages', ()
         run(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], { cwd: project }),
       ]),
     ) as Record<ConfigName, Promise<Run>>;
-  });
+  }, HANG_MS);
 
   afterAll(async () => {
     await new Promise((resolve) =>
@@ -413,34 +420,39 @@ describe('a project outside the workspace that installs the packed packages', ()
       const result = await checks[name];
       expect(result.code, output(`tsc -p tsconfig.${name}.json`, result)).toBe(0);
     },
+    HANG_MS,
   );
 
-  it('runs: a sandboxed write and read through the installed library, a denied write refused', async () => {
-    await checks.nodenext;
-    const compiled = join(project, 'out/consumer.js');
-    expect(
-      statSync(compiled, { throwIfNoEntry: false }),
-      'the nodenext type-check emits consumer.js',
-    ).toBeDefined();
-    const workspace = join(base, 'ws');
-    const outside = join(base, 'outside');
-    mkdirSync(workspace);
-    mkdirSync(outside);
-    const result = await run(process.execPath, [compiled, workspace, outside], { cwd: project });
-    expect(result.code, output('node out/consumer.js', result)).toBe(0);
-    const text = 'hello from another project\n';
-    expect(JSON.parse(result.stdout)).toEqual({
-      read: text,
-      onDisk: text,
-      size: Buffer.byteLength(text),
-      sandboxed: true,
-      backend: process.platform === 'linux' ? 'bwrap' : expect.any(String),
-      denied: { kind: 'permission_denied', instanceOfFsError: true },
-      badOptions: { kind: 'invalid_params', instanceOfFsError: true },
-    });
-    expect(readFileSync(join(workspace, 'hello.txt'), 'utf8')).toBe(text);
-    expect(readdirSync(outside)).toEqual([]);
-  });
+  it(
+    'runs: a sandboxed write and read through the installed library, a denied write refused',
+    async () => {
+      await checks.nodenext;
+      const compiled = join(project, 'out/consumer.js');
+      expect(
+        statSync(compiled, { throwIfNoEntry: false }),
+        'the nodenext type-check emits consumer.js',
+      ).toBeDefined();
+      const workspace = join(base, 'ws');
+      const outside = join(base, 'outside');
+      mkdirSync(workspace);
+      mkdirSync(outside);
+      const result = await run(process.execPath, [compiled, workspace, outside], { cwd: project });
+      expect(result.code, output('node out/consumer.js', result)).toBe(0);
+      const text = 'hello from another project\n';
+      expect(JSON.parse(result.stdout)).toEqual({
+        read: text,
+        onDisk: text,
+        size: Buffer.byteLength(text),
+        sandboxed: true,
+        backend: process.platform === 'linux' ? 'bwrap' : expect.any(String),
+        denied: { kind: 'permission_denied', instanceOfFsError: true },
+        badOptions: { kind: 'invalid_params', instanceOfFsError: true },
+      });
+      expect(readFileSync(join(workspace, 'hello.txt'), 'utf8')).toBe(text);
+      expect(readdirSync(outside)).toEqual([]);
+    },
+    HANG_MS,
+  );
 
   it('runs the command example from a shell holding an open descriptor: a denied write, a streamed command, a refusal', async () => {
     await checks.nodenext;

@@ -26,6 +26,7 @@ import {
 } from '@fs-sandbox/policy';
 import { LIMITS, nativeToPathUri, type PathGuard } from '@fs-sandbox/policy/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from './support/build.js';
 
 /**
  * The helper as the broker runs it: the compiled Bun helper or node on the bundle built for it (as
@@ -41,7 +42,7 @@ let helperCommand: string[];
 let root: string;
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [new URL('../packages/helper/scripts/build.mjs', import.meta.url).pathname]);
+  ensureBuilt();
   const runtime = await resolveHelperRuntime(currentHostOs(), {
     PATH: process.env.PATH,
     FS_SANDBOX_HELPER_RUNTIME: process.env.FS_SANDBOX_HELPER_RUNTIME,

@@ -60,7 +60,11 @@ describe('warm helper lifecycle', () => {
       const broker = createBroker();
       const sandbox = ${JSON.stringify(sandbox)};
       await broker.call('fs/getMetadata', { path: ${JSON.stringify(uri(file))}, sandbox });
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      // Both spares started (20 ms at a time, 10 s at most) before the script ends.
+      for (const deadline = Date.now() + 10_000; broker.poolStats().warm < 2; ) {
+        if (Date.now() > deadline) throw new Error('two warm spares did not start within 10 s');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       process.stdout.write(JSON.stringify(broker.poolStats()));`;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
       cwd: join(REPO_ROOT, 'bench'),
@@ -109,8 +113,8 @@ describe('warm helper lifecycle', () => {
     const served = ServeProcess.start(['--stats', '--pool-size', '0']);
     await served.handshake();
     await served.request('fs/getMetadata', { path: uri(file), sandbox });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(survivors()).toEqual([]);
+    // The request's own helper and bwrap exit after its reply; with no pool nothing else is started.
+    await until(() => survivors().length === 0, 'the cold helper to exit', 5_000);
     expect(await served.stop()).toBe(0);
     const line = served.stderr.split('\n').find((text) => text.startsWith('fs-sandbox serve stats: '));
     expect(JSON.parse((line as string).replace('fs-sandbox serve stats: ', '')).sources.pool).toBeNull();

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ServeProcess } from './fixtures/conformance/serve-process.js';
 import { sandboxContext, uri } from './support/pool.js';
 import { processFinished } from './support/process-output.js';
+import { waitFor } from './support/processes.js';
 
 let dir: string;
 let work: string;
@@ -144,7 +145,6 @@ describe('process/* under bwrap (real server)', () => {
     const serve = await session();
     const marker = `61.${process.pid}`;
     await start(serve, 'long', ['/bin/sleep', marker]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
     const running = async () =>
       (await readdir('/proc')).filter((pid) => {
         try {
@@ -153,11 +153,18 @@ describe('process/* under bwrap (real server)', () => {
           return false;
         }
       });
-    expect((await running()).length).toBeGreaterThan(0);
+    await waitFor(
+      async () => ((await running()).length > 0 ? true : undefined),
+      10_000,
+      'the command to run',
+    );
     serve.child.stdin.end();
     await serve.exited;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await running()).toEqual([]);
+    await waitFor(
+      async () => ((await running()).length === 0 ? true : undefined),
+      10_000,
+      'the command to be killed',
+    );
   });
 
   it('security: writes outside the writable roots fail, denied reads fail (also via a symlink and /proc/self/root), no network', async () => {

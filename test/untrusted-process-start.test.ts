@@ -46,8 +46,10 @@ describe('serve --untrusted and process/start', () => {
           ...(sandbox === undefined ? {} : { sandbox }),
         });
         expect(reply.error?.data.errorKind, name).toBe('untrusted_workspace');
-        // A command that had started would have written by now.
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        // Nothing started: the server holds no process by that id (a started one is kept for
+        // process/read, running or exited), so nothing can write the file later either.
+        const read = await serve.request('process/read', { processId: name });
+        expect(read.error?.message, name).toBe(`unknown process id ${name}`);
         expect(existsSync(planted), name).toBe(false);
       }
       const listed = await serve.request('fs/readDirectory', {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type Box, type ChartSummary, latencySvg, layoutLatencyChart } from '../bench/lib/latency-chart.mjs';
+import {
+  type Box,
+  type ChartSummary,
+  latencySvg,
+  layoutLatencyChart,
+} from '../../bench/lib/latency-chart.mjs';
 
 /**
  * The bench chart's labels never overlap a bar or each other, whatever the figures: the layout is

@@ -10,7 +10,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO } from './support/build.js';
+import { REPO } from '../support/build.js';
 
 /**
  * Every dependency a workspace package declares is used by that package: imported (or resolved) by

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO } from './support/build.js';
+import { REPO } from '../support/build.js';
 
 /**
  * Every type is declared once across the packages' sources. Wire types come from the method
