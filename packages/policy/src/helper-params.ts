@@ -1,17 +1,13 @@
 import { decodeStrictBase64 } from './base64.js';
 import { FsError } from './error-kinds.js';
 import type { HostOs } from './host-os.js';
-import { descriptorOf, type HelperMethod, type HelperParamsOf, type PathAccess } from './method-table.js';
+import { descriptorOf, type HelperMethod, type HelperParamsOf } from './method-table.js';
 import { nativePathOf, type ParsedPathUri, pathUriToNative } from './path-uri.js';
 import { parseParams } from './schemas/method-schemas.js';
 import type { SandboxContext } from './schemas/sandbox-context.js';
+import type { TouchedPath } from './touched-path.js';
 
-/** A path a request touches, native, with the access the method table gives it. */
-export interface TouchedPath {
-  field: string;
-  path: string;
-  access: PathAccess;
-}
+export type { TouchedPath } from './touched-path.js';
 
 /** A helper method's params parsed once, split into what the helper gets and what stays with the broker. */
 export interface HelperBoundParams<M extends HelperMethod> {

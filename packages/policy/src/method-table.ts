@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { decodedBase64Length } from './base64.js';
-import type { TouchedPath } from './helper-params.js';
 import type { HostOs } from './host-os.js';
 import type { PatchPolicyScope } from './patch/assess-patch.js';
 import { parseBoundedPatch } from './patch/patch-bounds.js';
@@ -16,6 +15,7 @@ import * as results from './schemas/fs-results.js';
 import * as processParams from './schemas/process-params.js';
 import * as processResults from './schemas/process-results.js';
 import { assertEditBounds, assertTextWindow } from './text-bounds.js';
+import type { PathAccess, TouchedPath } from './touched-path.js';
 
 /**
  * The method table: every method fs-sandbox knows, as one descriptor each. Its params and result
@@ -46,8 +46,7 @@ import { assertEditBounds, assertTextWindow } from './text-bounds.js';
  * its tests; the compiler then asks for whatever else is missing.
  */
 
-/** How a request uses a path: `write` creates or replaces a file, `create` only makes new names. */
-export type PathAccess = 'read' | 'write' | 'create' | 'remove';
+export type { PathAccess } from './touched-path.js';
 
 export interface MethodDescriptor {
   readonly summary: string;

@@ -34,12 +34,7 @@ function writeBase64String(out: NodeJS.WritableStream, bytes: Uint8Array): void 
   out.write('"');
 }
 
-/** The `call` command's error form: `{"error":{"code","message","data":{"errorKind"}}}`. */
-export function writeErrorJson(out: NodeJS.WritableStream, error: unknown): void {
-  writeWireErrorJson(out, toWireError(error));
-}
-
-/** The same form for an error object already in wire shape (e.g. -32601, which no kind maps to). */
+/** The `call` command's error form, `{"error":{"code","message","data":{"errorKind"}}}`, of a wire error. */
 export function writeWireErrorJson(out: NodeJS.WritableStream, error: WireError): void {
   out.write(`${terminalSafeJson(JSON.stringify({ error }))}\n`);
 }

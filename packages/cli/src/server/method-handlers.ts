@@ -1,4 +1,4 @@
-import type { CallOptions, FsMethod } from '@fs-sandbox/broker/internal';
+import type { FsMethod } from '@fs-sandbox/broker/internal';
 import {
   decodedBase64Length,
   descriptorOf,
@@ -13,33 +13,14 @@ import {
   parseParams,
   type ServerMethod,
 } from '@fs-sandbox/policy';
-import type { FileHandleManager } from './file-handles.js';
 import { PROCESS_HANDLERS } from './process-handlers.js';
-import type { ProcessTable } from './process-table.js';
-import type { ServerBroker } from './server-broker.js';
+import type { ServerCallContext } from './server-call-context.js';
 
 /**
  * What each method does on the server, derived from the method table: a helper method goes to the
  * broker (one helper run), a server method to its handler below; the ordering key, the audited
  * paths and byte counts come from the method's descriptor.
  */
-
-/** What the audit log and the statistics learn while an operation runs (never its contents). */
-export interface OperationFacts {
-  paths: unknown[];
-  sandboxed: boolean | null;
-  bytesRead: number;
-  bytesWritten: number;
-}
-
-export interface ServerCallContext {
-  broker: ServerBroker;
-  handles: FileHandleManager;
-  processes: ProcessTable;
-  os: HostOs;
-  call: CallOptions & { signal: AbortSignal };
-  facts: OperationFacts;
-}
 
 export type MethodHandler = (params: unknown, context: ServerCallContext) => Promise<unknown>;
 

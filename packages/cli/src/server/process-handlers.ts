@@ -1,7 +1,7 @@
 import type { CommandLaunchSpec } from '@fs-sandbox/broker/internal';
 import { FsError, nativePathOf, parseParams, type ServerMethod, type WireResultOf } from '@fs-sandbox/policy';
 import { describeEnvironment } from './handshake.js';
-import type { ServerCallContext } from './method-handlers.js';
+import type { ServerCallContext } from './server-call-context.js';
 
 /**
  * The process methods and the environment queries on the server (see process-table.ts for the

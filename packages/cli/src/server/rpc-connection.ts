@@ -4,13 +4,13 @@ import type { AuditSink } from './audit-log.js';
 import { type EncodedReply, encodeReplyParts } from './encode-reply.js';
 import { FileHandleManager } from './file-handles.js';
 import type { EnvironmentInfo, HandshakeState } from './handshake.js';
-import type { OperationFacts } from './method-handlers.js';
 import { parseMessage, quoteBounded, type TransportLabel } from './parse-message.js';
 import { ProcessTable } from './process-table.js';
 import type { ReplyAccount, ReplyBudget } from './reply-budget.js';
 import { RequestScheduler, type SchedulerLimits } from './request-scheduler.js';
 import { HANDSHAKE_METHODS, type Reply, type RequestId, UNPARSABLE_ID } from './rpc-messages.js';
 import type { ServerBroker } from './server-broker.js';
+import type { OperationFacts } from './server-call-context.js';
 import type { ServerStats } from './server-stats.js';
 import { EXEC_SERVER_SURFACE, type ProtocolSurface, type SurfaceSession } from './surface.js';
 

@@ -1,6 +1,6 @@
 import { FsError } from '../error-kinds.js';
-import type { TouchedPath } from '../helper-params.js';
 import type { HostOs } from '../host-os.js';
+import type { TouchedPath } from '../touched-path.js';
 import { type ApprovalPolicy, assessPatchSafety, type PatchPolicyScope } from './assess-patch.js';
 import { parsePatch } from './parse-patch.js';
 import { resolvePatchTargets } from './patch-targets.js';

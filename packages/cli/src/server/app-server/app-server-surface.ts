@@ -19,8 +19,9 @@ import {
   type SandboxContextInput,
 } from '@fs-sandbox/policy';
 import packageJson from '../../../package.json' with { type: 'json' };
-import type { MethodHandler, ServerCallContext } from '../method-handlers.js';
+import type { MethodHandler } from '../method-handlers.js';
 import type { ServerBroker } from '../server-broker.js';
+import type { ServerCallContext } from '../server-call-context.js';
 import type { ProtocolSurface, SessionNotifier, SurfaceSession } from '../surface.js';
 import { MethodNotFoundError } from '../wire-errors.js';
 import { appWireError, RecodedError } from './app-wire-errors.js';
