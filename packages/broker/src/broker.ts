@@ -1,5 +1,6 @@
 import { type HelperReply, type HelperRequest, runRequest } from '@fs-sandbox/helper';
 import {
+  carriesRequests,
   currentHostOs,
   FsError,
   type HelperMethod,
@@ -380,8 +381,9 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
   };
 }
 
+/** A request that carries others (the method table's `innerRequests`: fs/batch) runs through its batch plan. */
 function isBatch(request: ParsedRequest): request is ParsedRequest<'fs/batch'> {
-  return request.method === 'fs/batch';
+  return carriesRequests(request.method);
 }
 
 /** A reply as the caller sees it: the response (binary field as a Buffer), or the reply's error thrown. */

@@ -41,6 +41,11 @@ import type { PathAccess, TouchedPath } from './touched-path.js';
  *   the result to answer instead; a refusal throws.
  * - `writesTree`: the `write` path may receive a whole tree, so a killed helper's temporary files
  *   are looked for below it too.
+ * - `runsRipgrep`: the helper runs ripgrep for it, so the request carries ripgrep's path and the
+ *   sandbox binds that binary.
+ * - `innerRequests`: the requests a request carries inside it (fs/batch's operations), from its
+ *   helper params, each as it would be sent alone. The trust gate, the temp clean-up and the
+ *   ripgrep binding judge a batch by them; the broker runs such a method through its batch plan.
  *
  * Adding a method is one entry here, one operation module (helper `ops/` or a server handler), and
  * its tests; the compiler then asks for whatever else is missing.
@@ -63,6 +68,14 @@ export interface MethodDescriptor {
   readonly admit?: (params: never, scope: PatchPolicyScope, os: HostOs) => unknown;
   /** The `write` path may receive a whole tree (a move across file systems copies one there). */
   readonly writesTree?: boolean;
+  readonly runsRipgrep?: boolean;
+  readonly innerRequests?: (helperParams: never) => readonly InnerRequest[];
+}
+
+/** One request carried inside another (an operation of fs/batch): a method name and its params. */
+export interface InnerRequest {
+  readonly method: string;
+  readonly params: unknown;
 }
 
 export const METHOD_TABLE = {
@@ -174,6 +187,7 @@ export const METHOD_TABLE = {
     answeredBy: 'helper',
     exposed: true,
     paths: { path: 'read' },
+    runsRipgrep: true,
   },
   'fs/glob': {
     summary: 'Files matching globs (ripgrep inside the sandbox), newest first.',
@@ -182,6 +196,7 @@ export const METHOD_TABLE = {
     answeredBy: 'helper',
     exposed: true,
     paths: { path: 'read' },
+    runsRipgrep: true,
   },
   'fs/open': {
     summary:
@@ -249,6 +264,7 @@ export const METHOD_TABLE = {
     answeredBy: 'helper',
     exposed: true,
     paths: {},
+    innerRequests: (helperParams: { operations: readonly InnerRequest[] }) => helperParams.operations,
   },
   'fs/explainAccess': {
     summary: 'The access the sandbox gives a path, and the rule that decided (no helper runs).',
@@ -471,5 +487,28 @@ export function isWriteClassMethod(method: Method): boolean {
   );
 }
 
-/** Every method, in table order (help texts, the README's table). */
+/** Whether a method carries other requests inside it (fs/batch), see `innerRequests`. */
+export function carriesRequests(method: Method): boolean {
+  return descriptorOf(method).innerRequests !== undefined;
+}
+
+/** The requests `helperParams` of `method` carry inside them; none for a method that carries none. */
+export function innerRequestsOf(method: Method, helperParams: unknown): readonly InnerRequest[] {
+  const inner = descriptorOf(method).innerRequests as
+    | ((params: unknown) => readonly InnerRequest[])
+    | undefined;
+  return inner === undefined ? [] : inner(helperParams);
+}
+
+/** Whether a request of `method` with these helper params runs ripgrep: itself, or a request it carries. */
+export function requestRunsRipgrep(method: Method, helperParams: unknown): boolean {
+  return (
+    descriptorOf(method).runsRipgrep === true ||
+    innerRequestsOf(method, helperParams).some(
+      (inner) => isMethod(inner.method) && descriptorOf(inner.method).runsRipgrep === true,
+    )
+  );
+}
+
+/** Every method, in table order (help texts, the docs' table). */
 export const METHODS = Object.keys(METHOD_TABLE) as Method[];

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { descriptorOf, isWriteClassMethod, METHOD_TABLE, METHODS, type Method } from '../src/method-table.js';
+import {
+  carriesRequests,
+  descriptorOf,
+  innerRequestsOf,
+  isWriteClassMethod,
+  METHOD_TABLE,
+  METHODS,
+  type Method,
+  requestRunsRipgrep,
+} from '../src/method-table.js';
 import { requestPathSchema } from '../src/schemas/primitives.js';
 import { shapeOf, unwrapped } from './support/schema-shape.js';
 
@@ -50,5 +59,21 @@ describe('the method table', () => {
         'fs/walk',
       ].sort(),
     );
+  });
+
+  it('says which methods run ripgrep and which carry requests, and a batch runs ripgrep when one of its operations does', () => {
+    expect(METHODS.filter((method) => descriptorOf(method).runsRipgrep === true)).toEqual([
+      'fs/search',
+      'fs/glob',
+    ]);
+    expect(METHODS.filter(carriesRequests)).toEqual(['fs/batch']);
+    const search = { method: 'fs/search', params: { path: '/w', pattern: 'x' } };
+    const read = { method: 'fs/readFile', params: { path: '/w/a' } };
+    expect(innerRequestsOf('fs/batch', { operations: [read, search] })).toEqual([read, search]);
+    expect(innerRequestsOf('fs/readFile', { path: '/w/a' })).toEqual([]);
+    expect(requestRunsRipgrep('fs/batch', { operations: [read, search] })).toBe(true);
+    expect(requestRunsRipgrep('fs/batch', { operations: [read] })).toBe(false);
+    expect(requestRunsRipgrep('fs/glob', { path: '/w', patterns: ['*'] })).toBe(true);
+    expect(requestRunsRipgrep('fs/readFile', { path: '/w/a' })).toBe(false);
   });
 });

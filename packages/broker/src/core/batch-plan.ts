@@ -1,6 +1,7 @@
 import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
 import {
   type BatchOutcome,
+  carriesRequests,
   descriptorOf,
   FsError,
   type HelperMethod,
@@ -95,7 +96,7 @@ function planOperation(
   params: Record<string, unknown>,
   os: HostOs,
 ): { method: HelperMethod; paths: TouchedPath[]; operation: HelperOperation; parsedParams: unknown } {
-  if (!isHelperMethod(method) || !isExposedMethod(method) || method === 'fs/batch') {
+  if (!isHelperMethod(method) || !isExposedMethod(method) || carriesRequests(method)) {
     throw new FsError(
       'invalid_params',
       `operation ${index} of fs/batch: \`${method}\` cannot run in a batch (it takes the exposed helper methods other than fs/batch)`,

@@ -1,7 +1,8 @@
 import {
+  carriesRequests,
   FsError,
   type HelperMethod,
-  type HelperParamsOf,
+  innerRequestsOf,
   isHelperMethod,
   isWriteClassMethod,
 } from '@fs-sandbox/policy';
@@ -35,10 +36,9 @@ export function untrustedCommand(): FsError {
 }
 
 function writeClassOf(request: ParsedRequest): HelperMethod | null {
-  if (request.method !== 'fs/batch') return isWriteClassMethod(request.method) ? request.method : null;
-  const { operations } = request.helper.params as HelperParamsOf<'fs/batch'>;
-  const writing = operations.find(
-    (operation) => isHelperMethod(operation.method) && isWriteClassMethod(operation.method),
+  if (!carriesRequests(request.method)) return isWriteClassMethod(request.method) ? request.method : null;
+  const writing = innerRequestsOf(request.method, request.helper.params).find(
+    (inner) => isHelperMethod(inner.method) && isWriteClassMethod(inner.method),
   );
   return writing === undefined ? null : (writing.method as HelperMethod);
 }

@@ -4,9 +4,9 @@ import { helperBundlePath } from '@fs-sandbox/helper/bundle-path';
 import {
   FsError,
   filterHelperEnv,
-  type HelperParamsOf,
   type HostOs,
   minimalReadRootCandidates,
+  requestRunsRipgrep,
 } from '@fs-sandbox/policy';
 import type { HelperRuntime } from '../backends/backend.js';
 import { ownCodePaths } from './own-code.js';
@@ -90,14 +90,12 @@ export async function resolveRipgrep(): Promise<string | null> {
   }
 }
 
-/** The methods whose helper runs ripgrep: their requests carry its path (see the helper's protocol.ts). */
-const RIPGREP_METHODS: ReadonlySet<string> = new Set(['fs/search', 'fs/glob']);
-
-/** Whether a request runs ripgrep: a search or a glob, or a batch holding one. */
+/**
+ * Whether a request runs ripgrep (the method table's `runsRipgrep`: a search or a glob, or a batch
+ * holding one): its request carries ripgrep's path (see the helper's protocol.ts).
+ */
 export function runsRipgrep(request: HelperRequest): boolean {
-  if (request.operation !== 'fs/batch') return RIPGREP_METHODS.has(request.operation);
-  const { operations } = request.params as HelperParamsOf<'fs/batch'>;
-  return operations.some((operation) => RIPGREP_METHODS.has(operation.method));
+  return requestRunsRipgrep(request.operation, request.params);
 }
 
 async function exists(path: string): Promise<boolean> {

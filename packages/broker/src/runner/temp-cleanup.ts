@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { HelperRequest } from '@fs-sandbox/helper';
 import {
+  carriesRequests,
   descriptorOf,
-  type HelperParamsOf,
   type HostOs,
+  innerRequestsOf,
   isHelperMethod,
   type MethodDescriptor,
   parentPath,
@@ -37,10 +38,10 @@ export function newTempTag(): string {
 export function tempScopesOf(request: HelperRequest, os: HostOs): TempScope[] {
   const params = request.params as Record<string, unknown>;
   // A batch's operations write where each of them would on its own, all under the batch's one tag.
-  if (request.operation === 'fs/batch') {
-    return (params as HelperParamsOf<'fs/batch'>).operations.flatMap((operation) =>
-      isHelperMethod(operation.method)
-        ? tempScopesOf({ operation: operation.method, params: operation.params } as HelperRequest, os)
+  if (carriesRequests(request.operation)) {
+    return innerRequestsOf(request.operation, params).flatMap((inner) =>
+      isHelperMethod(inner.method)
+        ? tempScopesOf({ operation: inner.method, params: inner.params } as HelperRequest, os)
         : [],
     );
   }
