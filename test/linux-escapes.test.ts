@@ -11,13 +11,15 @@ import {
   uri,
   workspaceContext,
 } from './support/fixture.js';
+import { useServedBroker } from './support/served-broker.js';
 import { diffTrees, snapshotTree, type TreeSnapshot } from './support/tree-snapshot.js';
 
 /**
- * Attacks through the real `fs-sandbox call` against real bwrap, as root and as nobody, with the
- * broker's pre-check on and off: with it off, every refusal below comes from the kernel sandbox.
- * After each request the whole fixture tree (including the CLI's TMPDIR) must be unchanged and the
- * secret must not appear anywhere in the output.
+ * Attacks through a real `fs-sandbox serve` (one per mode, see served-broker.ts) against real bwrap,
+ * as root and as nobody, with the broker's pre-check on and off: with it off, every refusal below
+ * comes from the kernel sandbox. After each request the whole fixture tree and the server's TMPDIR
+ * must be unchanged and the secret must not appear anywhere in the output. A smoke test per mode
+ * runs attacks through `fs-sandbox call` itself.
  */
 
 beforeAll(() => {
@@ -26,6 +28,7 @@ beforeAll(() => {
 
 describe.each(USERS)('as %s', (user: CliUser) => {
   describe.each(PRECHECK_MODES)('%s', (_mode, precheck) => {
+    const served = useServedBroker(user, precheck);
     let fixture: Fixture;
     let before: TreeSnapshot;
 
@@ -43,12 +46,12 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       method: string,
       params: Record<string, unknown>,
       sandbox: Record<string, unknown> = workspaceContext(fixture),
+      via: 'serve' | 'call' = 'serve',
     ): Promise<string> {
-      const outcome = await callMethod(
-        method,
-        { ...params, sandbox },
-        { user, env: cliEnv(fixture), precheck },
-      );
+      const outcome =
+        via === 'serve'
+          ? await served.call(method, { ...params, sandbox })
+          : await callMethod(method, { ...params, sandbox }, { user, env: cliEnv(fixture), precheck });
       const label = `${method} ${JSON.stringify(params)}`;
       expect(outcome.code, label).toBe(1);
       expect(typeof outcome.error?.data.errorKind, label).toBe('string');
@@ -57,6 +60,25 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       expect(diffTrees(before, await snapshotTree(fixture.base)), label).toEqual([]);
       return outcome.error?.data.errorKind as string;
     }
+
+    it('refuses escapes through `fs-sandbox call` itself: its flags and exit codes (a smoke test of the CLI path)', async () => {
+      const ws = fixture.ws;
+      const context = workspaceContext(fixture);
+      await expectRefused('fs/readFile', { path: uri(join(ws, 'link-out')) }, context, 'call');
+      await expectRefused(
+        'fs/writeFile',
+        { path: uri(join(fixture.outside, 'evil.txt')), dataBase64: 'cHdu' },
+        context,
+        'call',
+      );
+      await expectRefused('fs/readFile', { path: uri(join(ws, 'denied.txt')) }, context, 'call');
+      await expectRefused(
+        'fs/writeFile',
+        { path: uri(join(ws, '.git', 'HEAD')), dataBase64: 'cHdu' },
+        context,
+        'call',
+      );
+    });
 
     it('refuses a symlink escape for every operation', async () => {
       const ws = fixture.ws;
@@ -103,16 +125,12 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     ])(
       'a copy whose source is the escaping symlink %s copies the link, never the target',
       async (source, name, recursive, target) => {
-        const outcome = await callMethod(
-          'fs/copy',
-          {
-            sourcePath: uri(join(fixture.ws, source)),
-            destinationPath: uri(join(fixture.ws, name)),
-            recursive,
-            sandbox: workspaceContext(fixture),
-          },
-          { user, env: cliEnv(fixture), precheck },
-        );
+        const outcome = await served.call('fs/copy', {
+          sourcePath: uri(join(fixture.ws, source)),
+          destinationPath: uri(join(fixture.ws, name)),
+          recursive,
+          sandbox: workspaceContext(fixture),
+        });
         // Copied as a link (what the link says, not what it points to) or refused: never the content.
         const changes = diffTrees(before, await snapshotTree(fixture.base));
         if (outcome.code === 0) expect(changes).toEqual([`added ws/${name} (link ${target})`]);

@@ -14,10 +14,12 @@ import {
   uri,
   workspaceContext,
 } from './support/fixture.js';
+import { useServedBroker } from './support/served-broker.js';
 import { diffTrees, snapshotTree } from './support/tree-snapshot.js';
 
 /**
- * The red-team sequences against the real `fs-sandbox call` and real bwrap, as root and as nobody,
+ * The red-team sequences against a real `fs-sandbox serve` (one per mode) and the races through the
+ * real `fs-sandbox call`, under real bwrap, as root and as nobody,
  * with the broker's pre-check on and off: with it off, each refusal comes from the helper's check of
  * the physical location at use time (or the kernel), never from a textual check. After each attack
  * the host tree must show nothing but what the test planted.
@@ -60,6 +62,8 @@ describe.each(USERS)('as %s', (user: CliUser) => {
   const chownForUser = (...paths: string[]) => chownFor(user, ...paths);
 
   describe.each(PRECHECK_MODES)('%s', (_mode, precheck) => {
+    // One served broker per mode (served-broker.ts); linux-escapes smoke-tests `fs-sandbox call` per mode.
+    const served = useServedBroker(user, precheck);
     let fixture: Fixture;
 
     beforeEach(async () => {
@@ -74,7 +78,7 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       method: string,
       params: Record<string, unknown>,
       sandbox: Sandbox = workspaceContext(fixture),
-    ) => callMethod(method, { ...params, sandbox }, { user, env: cliEnv(fixture), precheck });
+    ) => served.call(method, { ...params, sandbox });
 
     async function expectRefused(
       method: string,
@@ -257,9 +261,12 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     it("the broker's own installation is read-only when a writable root holds it", async () => {
       const repo = resolve(REPO);
       const sandbox = contextOf([{ path: { type: 'path', path: uri(repo) }, access: 'write' }], repo);
-      const dist = join(repo, 'packages', 'broker', 'dist');
+      // The running program is the CLI package's bundle (the broker is bundled into it), with the
+      // helper package it depends on; the shims' folder is where node looks for it.
+      const dist = join(repo, 'packages', 'cli', 'dist');
       const shim = join(repo, 'node_modules', '.bin', 'fs-sandbox');
-      for (const file of [CLI_BIN, join(dist, 'cli.js'), join(dist, 'index.js'), shim]) {
+      const helperBundle = join(repo, 'packages', 'helper', 'dist', 'helper.cjs');
+      for (const file of [CLI_BIN, join(dist, 'cli.js'), helperBundle, shim]) {
         const bytes = readFileSync(file);
         // Its own bytes: if the write went through, nothing would be damaged, but the test fails.
         const message = await expectRefused(
