@@ -264,14 +264,18 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     expect(changes.map((change) => change.split(' (')[0])).toEqual(['added ws/new', 'added ws/new/file.bin']);
     expect((await readFile(written)).equals(data)).toBe(true);
     expect(await readdir(fixture.tmp)).toEqual([]);
-    // Other test files share /tmp as root; entries owned by nobody can only come from these runs.
+    // Other test files share /tmp, as root, and as nobody for their fixtures and served brokers
+    // (running beside this one): entries owned by nobody other than those can only come from these runs.
     if (user === 'nobody') expect(await entriesOwnedBy('/tmp', NOBODY_UID)).toEqual(tmpBefore);
   });
 });
 
+/** The directories other test files make for nobody (createFixture, useServedBroker): mkdtemp names. */
+const TEST_DIRECTORY = /^fs-sandbox-(?:e2e|served-tmp)-[A-Za-z0-9]{6}$/;
+
 async function entriesOwnedBy(dir: string, uid: number): Promise<string[]> {
   const owned: string[] = [];
-  for (const name of await readdir(dir)) {
+  for (const name of (await readdir(dir)).filter((entry) => !TEST_DIRECTORY.test(entry))) {
     try {
       if ((await stat(join(dir, name))).uid === uid) owned.push(name);
     } catch {

@@ -190,7 +190,13 @@ describe('a warm helper whose mask was replaced on the host', () => {
       (caught: unknown) => caught as { kind: string },
     );
     expect(error?.kind).toMatch(/^(permission_denied|not_found)$/);
-    expect(broker.poolStats()).toMatchObject({ staleRetries: 1, hits: 0 });
+    // No warm helper answered. When the new directory got the old one's inode number the launch is
+    // reused, the spare finds its mask detached and the request is retried (one stale retry); on a
+    // busy machine the number has usually gone to another file, the broker's host reads see a new
+    // directory and rebuild the launch, and the spare is never taken (none).
+    const stats = broker.poolStats();
+    expect(stats?.hits).toBe(0);
+    expect(stats?.staleRetries).toBeLessThanOrEqual(1);
     // The hazard: in the old helper the mask is gone and the new secret is readable.
     const reply = await runWithFreshness(control.helper, control.launch, {
       operation: 'fs/readFile',
@@ -218,7 +224,9 @@ describe('a warm helper whose mask was replaced on the host', () => {
     // The retry's fresh helper refuses at use time, by the physical location of the name.
     expect(error?.kind).toBe('protected_path');
     expect(readFileSync(join(ws, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/main\n');
-    expect(broker.poolStats()).toMatchObject({ staleRetries: 1, hits: 0 });
+    // As above: a stale retry when the inode number came back, a rebuilt launch when it did not.
+    expect(broker.poolStats()?.hits).toBe(0);
+    expect(broker.poolStats()?.staleRetries).toBeLessThanOrEqual(1);
     // The hazard the mount check closes, shown with a guard that lacks its `.git` rule (the guard
     // alone would refuse too): the stale view writes into the recreated, unprotected .git.
     const rootsOnly = {
@@ -250,8 +258,11 @@ describe('warm pool under load (real bwrap)', () => {
     expect(
       results.map((result) => Buffer.from((result as { dataBase64: Uint8Array }).dataBase64).toString()),
     ).toEqual(Array.from({ length: 8 }, (_, i) => `content ${i}`));
+    // The warm-up's cold call and the 8: one takes the spare; the rest start cold, unless a refill
+    // spawned for an earlier one is ready before a later one's launch is prepared (a loaded
+    // machine prepares slowly), which then takes it warm.
     const stats = broker.poolStats();
-    expect(stats?.hits).toBe(1);
-    expect(stats?.misses).toBe(8);
+    expect(stats?.hits).toBeGreaterThanOrEqual(1);
+    expect((stats?.hits ?? 0) + (stats?.misses ?? 0)).toBe(9);
   });
 });

@@ -115,6 +115,11 @@ function pidsStarted(pidDir: string): number[] {
     .map(Number);
 }
 
+/** When a fake helper started, as it recorded in its pid file. */
+function startedAt(pidDir: string, pid: number): number {
+  return Number(readFileSync(join(pidDir, String(pid)), 'utf8'));
+}
+
 function isAlive(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -209,7 +214,14 @@ describe('warm pool', () => {
     const launch = await fakeLaunch();
     await pool.launch(launch, request(), {});
     await until(() => pool.stats().warm === 2, 'two spares');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Stale by their own clocks: every spare started (as it recorded) more than 200 ms ago. On a
+    // loaded machine a spare's process can start well after the pool counted it.
+    await until(
+      () =>
+        pidsStarted(launch.pidDir).length === 3 &&
+        pidsStarted(launch.pidDir).every((pid) => Date.now() - startedAt(launch.pidDir, pid) > 250),
+      'the spares to be older than staleAfterMs',
+    );
     const reply = responseOf(await pool.launch(launch, request({ staleAfterMs: 200 }), {}));
     // Answered by a helper that got its request at once: the cold retry.
     expect(reply.waited).toBeLessThan(200);
