@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import type { FsBroker, FsMethod } from '@fs-sandbox/broker/internal';
+import type { FsMethod } from '@fs-sandbox/broker/internal';
 import {
   type AppOperationMethod,
   type AppServerMethod,
@@ -16,17 +16,18 @@ import {
   parseAppParams,
   parseAppValue,
   RPC_CODES,
-  type SandboxContextInput,
 } from '@fs-sandbox/policy';
 import packageJson from '../../../package.json' with { type: 'json' };
 import type { MethodHandler } from '../method-handlers.js';
-import type { ServerBroker } from '../server-broker.js';
 import type { ServerCallContext } from '../server-call-context.js';
 import type { ProtocolSurface, SessionNotifier, SurfaceSession } from '../surface.js';
 import { MethodNotFoundError } from '../wire-errors.js';
+import type { AppServerSettings } from './app-server-settings.js';
 import { appWireError, RecodedError } from './app-wire-errors.js';
 import { CommandSessions } from './command-sessions.js';
 import { WatchTable } from './watch-table.js';
+
+export type { AppServerBroker, AppServerSettings } from './app-server-settings.js';
 
 /**
  * The Codex app-server's V2 surface (`fs-sandbox app-server`): files, watches, processes and
@@ -36,21 +37,6 @@ import { WatchTable } from './watch-table.js';
  * exec-server's), a watch is refused where that context could not read, and every process runs in
  * the sandbox the context (narrowed by a command's own policy) builds.
  */
-/** What the app-server needs of the broker: the server's, plus the guard a watch judges names by. */
-export type AppServerBroker = ServerBroker & Pick<FsBroker, 'prepareSandbox'>;
-
-export interface AppServerSettings {
-  broker: AppServerBroker;
-  /** The server's policy: what every request runs under (from the CLI's profile flags). */
-  context: SandboxContextInput;
-  /** Native cwd of the server: where `command/exec` runs without `cwd`, and its workspace. */
-  cwd: string;
-  requireSandbox: boolean;
-  /** The environment the server was started with (commands get its allowlisted part). */
-  env: Record<string, string | undefined>;
-  os?: HostOs;
-}
-
 /** What one connection's handlers share. */
 export interface AppSessionState {
   settings: AppServerSettings;

@@ -17,7 +17,7 @@ import {
   TERMINAL_FRAME_MAX_BYTES,
 } from '@fs-sandbox/policy';
 import type { SessionNotifier } from '../surface.js';
-import type { AppServerSettings } from './app-server-surface.js';
+import type { AppServerSettings } from './app-server-settings.js';
 
 /**
  * process/spawn and command/exec on one connection. Both start their command through the broker's

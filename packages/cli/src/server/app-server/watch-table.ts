@@ -14,7 +14,7 @@ import {
   type SandboxContext,
 } from '@fs-sandbox/policy';
 import type { SessionNotifier } from '../surface.js';
-import type { AppServerSettings } from './app-server-surface.js';
+import type { AppServerSettings } from './app-server-settings.js';
 
 /**
  * fs/watch on one connection, bounded by the server's policy. The watcher runs in the broker (one
