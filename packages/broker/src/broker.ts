@@ -8,7 +8,6 @@ import {
   isFsError,
   isHelperMethod,
   isWriteClassMethod,
-  type ManagedNetworkRequest,
   nativePathOf,
   type ParamsIn,
   type ParsedParams,
@@ -42,7 +41,10 @@ import type { PoolOptions } from './pool/pool-options.js';
 import { resolvePoolOptions } from './pool/pool-options.js';
 import type { PoolStats } from './pool/pool-stats.js';
 import { WarmPool } from './pool/warm-pool.js';
-import { sandboxCommandOf, unsandboxedCommandOf } from './runner/command-setup.js';
+import { type CommandLaunchRequest, sandboxCommandOf, unsandboxedCommandOf } from './runner/command-setup.js';
+
+export type { CommandLaunchRequest } from './runner/command-setup.js';
+
 import {
   type ResolvedHelperRuntime,
   resolveHelperRuntime,
@@ -146,25 +148,6 @@ export interface FsBroker extends Broker {
     sandbox: SandboxContextInput | null,
     request: CommandLaunchRequest,
   ): Promise<CommandLaunchSpec>;
-}
-
-/**
- * A command as process/start asks for it, its cwd native: the environment is built from `env` and
- * `envPolicy`.
- */
-export interface CommandLaunchRequest {
-  argv: string[];
-  /** Native absolute path. */
-  cwd: string;
-  env: Record<string, string>;
-  envPolicy?: ParsedParams<'process/start'>['envPolicy'];
-  /** Run it on a pseudo-terminal of this size, allocated inside the sandbox (Bun helper only). */
-  terminal?: { rows: number; cols: number } | null;
-  /**
-   * `process/start`'s `enforceManagedNetwork` and `managedNetwork`: the command's only way out is
-   * then the client's own proxy on the host's loopback (policy's command-network.ts).
-   */
-  managedNetwork?: ManagedNetworkRequest;
 }
 
 export function createBroker(options: BrokerOptions = {}): FsBroker {

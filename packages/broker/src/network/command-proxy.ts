@@ -10,7 +10,10 @@ import {
 } from './destination.js';
 import { httpFront } from './http-front.js';
 import { type NetworkEvent, type NetworkEventListener, networkEvent } from './network-event.js';
+import type { ProxyCore, RelayTarget } from './proxy-core.js';
 import { socksFront } from './socks-front.js';
+
+export type { ProxyCore, RelayTarget } from './proxy-core.js';
 
 /**
  * The way out of one command's network namespace. The broker holds listening sockets that live in
@@ -32,30 +35,6 @@ export interface CommandProxyOptions {
   onEvent: NetworkEventListener;
   /** The machine's resolver and connections; tests pass their own. */
   network?: ProxyNetwork;
-}
-
-/** Where a relayed connection goes, for its event. */
-export interface RelayTarget {
-  protocol: NetworkEvent['protocol'];
-  host: CanonicalHost | null;
-  port: number;
-  address: string;
-  started: number;
-}
-
-/** What the protocol fronts use of the proxy. */
-export interface ProxyCore {
-  /** Judges and connects a destination (refused without an allowlist, or once the byte bound is spent). */
-  open(host: CanonicalHost, port: number): Promise<Opened>;
-  /** Relays both ways until both ends are done; `head` is what the client already sent the destination. */
-  relay(target: RelayTarget, client: Socket, upstream: Socket, head?: Buffer): void;
-  /** Bytes one connection carries each way (from the command, and back), counted against the bound. */
-  traffic(fromCommand: Readable, toCommand: Readable): { up: number; down: number };
-  /** A socket closed with the command. */
-  track(socket: Duplex): void;
-  report(event: NetworkEvent): void;
-  /** A bug of ours while serving a client: its connection is closed (never left open or let through), and said. */
-  broken(socket: Duplex, error: unknown): void;
 }
 
 export class CommandProxy implements ProxyCore {

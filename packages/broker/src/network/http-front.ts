@@ -8,8 +8,8 @@ import {
   LIMITS,
   parseAuthority,
 } from '@fs-sandbox/policy';
-import type { ProxyCore } from './command-proxy.js';
 import { type NetworkEvent, networkEvent } from './network-event.js';
+import type { ProxyCore } from './proxy-core.js';
 
 /**
  * The HTTP proxy of a command: node's own parser (bounded headers, no request smuggling through

@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
 import { canonicalHost } from '@fs-sandbox/policy';
 import { Socks5Server } from '@pondwader/socks5-server';
-import type { ProxyCore } from './command-proxy.js';
 import { networkEvent } from './network-event.js';
+import type { ProxyCore } from './proxy-core.js';
 
 /**
  * The SOCKS5 proxy of a command. `@pondwader/socks5-server` reads the greeting and the request

@@ -4,11 +4,30 @@ import {
   FsError,
   type HostOs,
   type ManagedNetworkRequest,
+  type ParsedParams,
   type PermissionProfile,
 } from '@fs-sandbox/policy';
-import type { CommandLaunchRequest } from '../broker.js';
 import { commandEnv } from './command-env.js';
 import type { SandboxCommand } from './sandbox-runner.js';
+
+/**
+ * A command as process/start asks for it, its cwd native: the environment is built from `env` and
+ * `envPolicy`.
+ */
+export interface CommandLaunchRequest {
+  argv: string[];
+  /** Native absolute path. */
+  cwd: string;
+  env: Record<string, string>;
+  envPolicy?: ParsedParams<'process/start'>['envPolicy'];
+  /** Run it on a pseudo-terminal of this size, allocated inside the sandbox (Bun helper only). */
+  terminal?: { rows: number; cols: number } | null;
+  /**
+   * `process/start`'s `enforceManagedNetwork` and `managedNetwork`: the command's only way out is
+   * then the client's own proxy on the host's loopback (policy's command-network.ts).
+   */
+  managedNetwork?: ManagedNetworkRequest;
+}
 
 const UNMANAGED: ManagedNetworkRequest = { enforce: false, context: null };
 
