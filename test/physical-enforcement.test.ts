@@ -266,7 +266,7 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       const dist = join(repo, 'packages', 'cli', 'dist');
       const shim = join(repo, 'node_modules', '.bin', 'fs-sandbox');
       const helperBundle = join(repo, 'packages', 'helper', 'dist', 'helper.cjs');
-      for (const file of [CLI_BIN, join(dist, 'cli.js'), helperBundle, shim]) {
+      for (const file of [CLI_BIN, join(dist, 'cli.cjs'), helperBundle, shim]) {
         const bytes = readFileSync(file);
         // Its own bytes: if the write went through, nothing would be damaged, but the test fails.
         const message = await expectRefused(
