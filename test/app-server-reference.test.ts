@@ -162,6 +162,27 @@ const STEPS: Record<string, Step> = {
       unwatched: answerOf(unwatched, true),
     };
   },
+  'fs/watch of a path whose directories do not exist yet': async (peer) => {
+    const target = `${P()}/later/deeper/file.txt`;
+    const watched = await peer.request('fs/watch', { watchId: 'later', path: target });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await mkdir(join(work, 'later', 'deeper'), { recursive: true });
+    await writeFile(target, 'x');
+    const changed = await peer.notificationsUntil((m) => m.method === 'fs/changed');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const named = [...changed, ...peer.notifications.splice(0)]
+      .filter((m) => m.method === 'fs/changed')
+      .flatMap((m) => (m.params as { changedPaths: string[] }).changedPaths);
+    await peer.request('fs/unwatch', { watchId: 'later' });
+    return { watched: answerOf(watched, true), named: [...new Set(named)] };
+  },
+  'a cwd that does not exist': async (peer) => ({
+    spawn: answerOf(
+      await peer.request('process/spawn', { command: ['true'], processHandle: 'nocwd', cwd: `${P()}/nodir` }),
+      false,
+    ),
+    exec: answerOf(await peer.request('command/exec', { command: ['true'], cwd: `${P()}/nodir` }), false),
+  }),
   'process/spawn buffered': async (peer) =>
     spawnAndExit(peer, 'b1', ['sh', '-c', 'echo out; echo err >&2; exit 3']),
   'process/spawn streamed': async (peer) =>

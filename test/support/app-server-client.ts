@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { CLI_BIN } from '../fixtures/conformance/serve-process.js';
 import { codexBinary } from './codex-binary.js';
 import { JsonLinesChild } from './json-lines-child.js';
+
+const WS_LINE_BRIDGE = fileURLToPath(new URL('./ws-line-bridge.cjs', import.meta.url));
 
 /** One message from an app-server: a reply (id) or a notification (method). */
 export interface AppMessage {
@@ -38,6 +41,15 @@ export class AppServerClient extends JsonLinesChild {
       env: options.env ?? process.env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
+    return new AppServerClient(child);
+  }
+
+  /**
+   * One connection to a `fs-sandbox app-server --listen ws://…`, through a child that bridges its
+   * text frames to lines (ws-line-bridge.cjs): stopping it closes the connection.
+   */
+  static overWebSocket(url: string, token: string): AppServerClient {
+    const child = spawn(process.execPath, [WS_LINE_BRIDGE, url, token], { stdio: ['pipe', 'pipe', 'pipe'] });
     return new AppServerClient(child);
   }
 

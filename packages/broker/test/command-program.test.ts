@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXECUTABLE_SURFACE, FsError, type PathGuard, type SandboxPlan } from '@fs-sandbox/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertProgramShown } from '../src/runner/command-program.js';
+import { assertCwdShown, assertProgramShown } from '../src/runner/command-program.js';
 
 /** The look-up of a command's program among the files a plan shows, on real files. */
 
@@ -85,5 +85,20 @@ describe('assertProgramShown', () => {
   it('leaves programs on the mounts the sandbox makes itself to the sandbox', () => {
     expect(refusal('/proc/self/exe')).toBeNull();
     expect(refusal('/dev/null/x')).toBeNull();
+  });
+});
+
+describe('assertCwdShown', () => {
+  it('judges the cwd where it leads, not how it is spelled', async () => {
+    await symlink(hidden, join(shown, 'dir-out'));
+    await mkdir(join(shown, 'sub'));
+    expect(() => assertCwdShown(join(shown, 'sub'), plan(), guard())).not.toThrow();
+    // A missing cwd is left to the launch's own refusal.
+    expect(() => assertCwdShown(join(shown, 'missing'), plan(), guard())).not.toThrow();
+    expect(() => assertCwdShown(join(shown, 'dir-out'), plan(), guard())).toThrow(
+      /cwd .*dir-out is not a directory the sandbox shows \(it leads to .*hidden\)/,
+    );
+    // Full-disk read shows it, unless it is denied.
+    expect(() => assertCwdShown(join(shown, 'dir-out'), plan({ fullDiskRead: true }), guard())).not.toThrow();
   });
 });

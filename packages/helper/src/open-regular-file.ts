@@ -8,6 +8,7 @@ import {
   FsError,
   fsPathArg,
   type PathGuard,
+  PSEUDO_FILE_SYSTEMS,
 } from '@fs-sandbox/policy/core';
 import { DELETED_SUFFIX } from './directory-anchor.js';
 import { displayPath } from './display-path.js';
@@ -41,24 +42,6 @@ export interface OpenRegularFileOptions {
 // the helper forever; with it the open returns at once and the fstat below refuses the file.
 // O_NOCTTY: a terminal device must never become the helper's controlling terminal.
 const BASE_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
-
-/**
- * Pseudo file systems whose "regular" files report a size unrelated to their content (procfs files
- * are size 0, sysfs 4096) and whose reads may have side effects or never end. Reading them is not
- * reading a file, so they are refused as not_regular_file. Values are statfs f_type magics.
- */
-const PSEUDO_FILE_SYSTEMS = new Map<number, string>([
-  [0x9fa0, 'procfs'],
-  [0x62656572, 'sysfs'],
-  [0x64626720, 'debugfs'],
-  [0x74726163, 'tracefs'],
-  [0x73636673, 'securityfs'],
-  [0x27e0eb, 'cgroup'],
-  [0x63677270, 'cgroup2'],
-  [0x62656570, 'configfs'],
-  [0xde5e81e4, 'efivarfs'],
-  [0xcafe4a11, 'bpf'],
-]);
 
 export function notAFile(path: string, what: string): FsError {
   const kind = what === 'a directory' ? 'is_directory' : 'not_regular_file';

@@ -15,6 +15,7 @@ export * from './path-uri.js';
 export * from './permissions/executable-surface.js';
 export * from './permissions/git-surface.js';
 export * from './permissions/surface-judge.js';
+export * from './pseudo-file-systems.js';
 export * from './request-bounds.js';
 export * from './temp-tag.js';
 export * from './terminal-frames.js';

@@ -6,6 +6,7 @@ import {
   FsError,
   type HostOs,
   isDeniedPath,
+  isProcfsAlias,
   joinPath,
   type PathGuard,
   type PermissionProfile,
@@ -52,11 +53,6 @@ function mayBePlantedLink(decision: { surfaceLeaf?: true }, access: TouchedPath[
   return access === 'remove' && decision.surfaceLeaf === true;
 }
 
-// `/proc/<pid>/root/x` is `/x` again, `/proc/self/fd/N/x` is whatever descriptor N holds: names
-// that say nothing about where they lead. The helper sees them resolved; the pre-check refuses them.
-const PROCFS_ALIAS =
-  /^\/proc\/(?:self|thread-self|\d+)(?:\/task\/\d+)?\/(?:root|cwd|fd|fdinfo|map_files|exe)(?:\/|$)|^\/dev\/(?:fd|stdin|stdout|stderr)(?:\/|$)/;
-
 /**
  * The second half of the pre-check, once the sandbox is prepared: each path resolved physically
  * through its longest existing prefix (the last component of a write is not followed: the helper
@@ -67,7 +63,7 @@ const PROCFS_ALIAS =
 export function precheckPhysical(paths: readonly TouchedPath[], guard: PathGuard, os: HostOs): void {
   for (const { path, access } of paths) {
     const want = access === 'read' ? 'read' : 'write';
-    if (os !== 'windows' && PROCFS_ALIAS.test(path)) {
+    if (os !== 'windows' && isProcfsAlias(path)) {
       throw new FsError(
         'permission_denied',
         `cannot ${want} ${path}: it names a file through a procfs alias; use the file's own path`,

@@ -20,17 +20,26 @@ export type CommandStdin = 'pipe' | 'ignore' | Stream;
 
 export interface CommandListeners {
   output(stream: CommandStream, chunk: Buffer): void;
-  /** The process ended: its exit code, or 128 + the signal that killed it (as a shell reports it). */
-  exit(exitCode: number): void;
+  /**
+   * The process ended: its exit code, or 128 + the signal that killed it (as a shell reports it).
+   * `drainTimedOut`: its output pipes were still open `drainTimeoutMs` after the exit (something
+   * it started holds them) and were closed unread; otherwise every output chunk came before.
+   */
+  exit(exitCode: number, drainTimedOut: boolean): void;
   /** Right after `exit`, once both output pipes ended: nothing more comes. */
   closed(): void;
   /** What the command's network did through the broker: refusals as they happen, connections as they end. */
   network?: NetworkEventListener;
 }
 
-/** How a command's proxy reaches the machine (tests give their own resolver). */
 export interface CommandStartOptions {
+  /** How a command's proxy reaches the machine (tests give their own resolver). */
   proxyNetwork?: ProxyNetwork;
+  /**
+   * How long after the exit its output is still waited for; absent: until the pipes close. A
+   * process the command left behind (outside a pid namespace) may hold them open for ever.
+   */
+  drainTimeoutMs?: number;
 }
 
 /**
@@ -99,10 +108,15 @@ export class CommandProcess {
     }
     output = listeners.output;
     for (const [stream, chunk] of held) listeners.output(stream, chunk);
-    // Reported once the pipes are drained too, so every output chunk comes before the exit.
-    void closed.then(({ code, signal }) => {
+    // Reported once the pipes are drained too, so every output chunk comes before the exit; past
+    // the drain deadline they are closed unread and the exit reported without the rest.
+    void drainedOrDeadline(child, closed, options.drainTimeoutMs).then(({ code, signal, drainTimedOut }) => {
       command.exited = true;
-      listeners.exit(code ?? 128 + (signal === null ? 0 : (constants.signals[signal] ?? 0)));
+      if (drainTimedOut) {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }
+      listeners.exit(code ?? 128 + (signal === null ? 0 : (constants.signals[signal] ?? 0)), drainTimedOut);
       listeners.closed();
     });
     return command;
@@ -218,6 +232,25 @@ function ended(child: ChildProcess): Promise<{ code: number | null; signal: Node
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   return Promise.all([exited, pipeClosed(child.stdout), pipeClosed(child.stderr)]).then(([exit]) => exit);
+}
+
+type Ended = { code: number | null; signal: NodeJS.Signals | null };
+
+/** `closed`, or the exit once `deadlineMs` passed after it with the pipes still open. */
+function drainedOrDeadline(
+  child: ChildProcess,
+  closed: Promise<Ended>,
+  deadlineMs: number | undefined,
+): Promise<Ended & { drainTimedOut: boolean }> {
+  const drained = closed.then((exit) => ({ ...exit, drainTimedOut: false }));
+  if (deadlineMs === undefined) return drained;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<Ended & { drainTimedOut: boolean }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      timer = setTimeout(() => resolve({ code, signal, drainTimedOut: true }), deadlineMs);
+    }),
+  );
+  return Promise.race([drained, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** A refused start, with what the set-up step wrote on stderr (bounded). */

@@ -45,6 +45,22 @@ export function assertProgramShown(
   throw new FsError('not_found', `${program}: no such program (${where})`, { kind: 'spawnNotFound' });
 }
 
+/**
+ * Refuses a cwd that the sandbox shows by its spelling but not where it physically leads (a
+ * symlink in a shown directory that points outside, or at a denied directory): bwrap would fail
+ * its chdir and exit 1, which a client reads as the command's failure. A missing cwd is left to
+ * the launch, which refuses it the same way.
+ */
+export function assertCwdShown(cwd: string, plan: SandboxPlan, guard: PathGuard): void {
+  const real = realOrNull(cwd);
+  if (real === null || shows(plan, guard, real)) return;
+  throw new FsError(
+    'permission_denied',
+    `cwd ${cwd} is not a directory the sandbox shows (it leads to ${real})`,
+    { kind: 'sandboxPreparation' },
+  );
+}
+
 function absolute(base: string, path: string): string {
   if (path.startsWith('/')) return path;
   return path === '' ? base : `${base.replace(/\/$/, '')}/${path}`;

@@ -18,7 +18,7 @@ import {
   type SandboxBackend,
 } from '../backends/backend.js';
 import { commandNetworkLaunch, type LauncherPrograms } from '../network/command-network-launch.js';
-import { assertProgramShown } from './command-program.js';
+import { assertCwdShown, assertProgramShown } from './command-program.js';
 import { type ResolvedHelperRuntime, runsRipgrep } from './helper-runtime.js';
 import { type HostJournal, journaled } from './host-reads.js';
 import { buildPathGuard, type HostProtections, protectHostPaths } from './path-guard.js';
@@ -214,6 +214,7 @@ export class SandboxRunner {
     }
     const guard = buildPathGuard(mounted, host, launch.denyGlobMatches ?? []);
     const env = network?.env ?? command.env;
+    assertCwdShown(command.cwd, mounted, guard);
     assertProgramShown(command.argv[0] as string, env, command.cwd, mounted, guard);
     if (network !== null) assertProgramShown(network.argv[0] as string, {}, command.cwd, mounted, guard);
     return {

@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type CommandLaunchSpec, CommandProcess, type CommandStream } from '@fs-sandbox/broker/internal';
 import {
@@ -11,6 +11,7 @@ import {
   isFsError,
   LIMITS,
   narrowContext,
+  nativeToPathUri,
   parseSandboxContext,
   type SandboxContextInput,
   TERMINAL_FRAME,
@@ -34,6 +35,7 @@ import type { AppServerSettings } from './app-server-settings.js';
  *   is still read and dropped, so the command never blocks on a full pipe;
  * - a timeout (10 s unless given; null: none) kills the process tree and reports exit code 124, a
  *   kill or terminate 137;
+ * - the exit is reported once both output pipes ended, or 2 s after it with `outputDrainTimedOut`;
  * - `tty: true` runs the command on a pseudo-terminal allocated inside the sandbox (stdout and
  *   stderr are then one stream, stdout), which implies streamed stdin and output;
  * - closing the connection kills every process it started.
@@ -70,6 +72,13 @@ const UNCAPPED_BUFFER_BYTES = 64 * 1024 * 1024;
 
 /** The reference's exit codes for a process it ended. */
 const TIMED_OUT_EXIT_CODE = 124;
+
+/**
+ * How long output may still be read after the exit, as the reference's: in the sandbox nothing
+ * outlives the command (its pid namespace dies with it), so this deadline is met unless a process
+ * cannot be killed at once (a read blocked in the kernel on a hung file system).
+ */
+const OUTPUT_DRAIN_TIMEOUT_MS = 2_000;
 
 /** A terminal's size when the request names none, as the reference's. */
 const DEFAULT_TERMINAL = { rows: 24, cols: 80 };
@@ -292,6 +301,7 @@ export class CommandSessions {
   ): Promise<void> {
     let launch: CommandLaunchSpec;
     try {
+      await this.assertCwdExists(context, request.cwd);
       const env = request.env ?? {};
       launch = await this.settings.broker.prepareCommand(parseSandboxContext(context), {
         argv: request.argv,
@@ -308,12 +318,17 @@ export class CommandSessions {
         },
         terminal: request.terminal,
       });
-      session.command = await CommandProcess.start(launch, session.streamStdin ? 'pipe' : 'ignore', {
-        output: (stream, chunk) => this.onOutput(session, stream, chunk),
-        exit: (exitCode) => this.onExit(session, exitCode),
-        closed: () => undefined,
-        network: (event) => this.notifier.network?.(session.id ?? session.key, event),
-      });
+      session.command = await CommandProcess.start(
+        launch,
+        session.streamStdin ? 'pipe' : 'ignore',
+        {
+          output: (stream, chunk) => this.onOutput(session, stream, chunk),
+          exit: (exitCode, drainTimedOut) => this.onExit(session, exitCode, drainTimedOut),
+          closed: () => undefined,
+          network: (event) => this.notifier.network?.(session.id ?? session.key, event),
+        },
+        { drainTimeoutMs: OUTPUT_DRAIN_TIMEOUT_MS },
+      );
     } catch (error) {
       this.sessions.delete(session.key);
       throw spawnFailure(error, session.kind);
@@ -329,6 +344,30 @@ export class CommandSessions {
         Math.min(request.timeoutMs, 2 ** 31 - 1),
       );
     }
+  }
+
+  /**
+   * A cwd the policy shows that is missing or not a directory fails as the reference's spawn does
+   * (-32603 "failed to spawn …" with the OS's words). One the policy does not show is left to the
+   * launch, which refuses it as the policy's (-32600) whether or not it exists, so the error says
+   * nothing about a path outside the policy.
+   */
+  private async assertCwdExists(context: SandboxContextInput, cwd: string): Promise<void> {
+    let problem: string | null = null;
+    try {
+      if (!statSync(cwd).isDirectory()) problem = 'Not a directory';
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') problem = 'No such file or directory';
+      else if (code === 'ENOTDIR') problem = 'Not a directory';
+    }
+    if (problem === null) return;
+    const { access } = await this.settings.broker.explainAccess({
+      path: nativeToPathUri(cwd, this.os),
+      sandbox: context,
+    });
+    if (access !== 'none')
+      throw new FsError('not_found', `cwd ${cwd}: ${problem}`, { kind: 'spawnNotFound' });
   }
 
   private onOutput(session: Session, stream: CommandStream, chunk: Buffer): void {
@@ -354,7 +393,7 @@ export class CommandSessions {
     }
   }
 
-  private onExit(session: Session, code: number): void {
+  private onExit(session: Session, code: number, drainTimedOut: boolean): void {
     if (session.timer !== null) clearTimeout(session.timer);
     this.sessions.delete(session.key);
     const exitCode = session.timedOut ? TIMED_OUT_EXIT_CODE : code;
@@ -367,8 +406,7 @@ export class CommandSessions {
     this.notifier.notify('process/exited', {
       processHandle: session.id,
       exitCode,
-      // Every pipe has ended when the exit is reported (the sandbox's pid namespace dies with it).
-      outputDrainTimedOut: false,
+      outputDrainTimedOut: drainTimedOut,
       stdout: text('stdout'),
       stdoutCapReached: session.output.stdout.capReached,
       stderr: text('stderr'),

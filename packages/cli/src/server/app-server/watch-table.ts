@@ -1,17 +1,30 @@
-import { closeSync, constants, type FSWatcher, openSync, readlinkSync, statSync, watch } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  type FSWatcher,
+  fstatSync,
+  openSync,
+  readlinkSync,
+  statfsSync,
+  statSync,
+  watch,
+} from 'node:fs';
 import {
   type AppParams,
   type AppResult,
   denialOf,
   FsError,
   type HostOs,
+  isProcfsAlias,
   joinPath,
   LIMITS,
   nativeToPathUri,
   type PathGuard,
+  PSEUDO_FILE_SYSTEMS,
   parentPath,
   parseSandboxContext,
   type SandboxContext,
+  splitNativePath,
 } from '@fs-sandbox/policy';
 import type { SessionNotifier } from '../surface.js';
 import type { AppServerSettings } from './app-server-settings.js';
@@ -22,15 +35,23 @@ import type { AppServerSettings } from './app-server-settings.js';
  * what keeps it inside the policy is where it looks and what it reports:
  *
  * 1. The path must be one the server's context could read (`explainAccess`: the lexical rules and
- *    the physical location, as a file method's pre-checks judge them), else the watch is refused.
+ *    the physical location, as a file method's pre-checks judge them), and not spelled through a
+ *    procfs alias (`/proc/self/cwd/…`), else the watch is refused.
  * 2. The watched directory (the path itself, or the parent of a file or a missing path) is opened,
  *    its physical location read back from the descriptor and judged again, and inotify watches
  *    that very descriptor (`/proc/self/fd/N/.`): a symlink swapped in after the check cannot make it
- *    watch anything else.
+ *    watch anything else. The location read back must name that same directory (same device and
+ *    inode) and lie on a real file system: a directory reached through another process's
+ *    `/proc/<pid>/root` reads back as a path that means something else here, and the broker's own
+ *    `/proc` is not the one the sandbox shows.
  * 3. Every batch of changes is judged where the directory physically is at that moment, against
  *    the guard the server's sandbox is built with now: a name that is denied (or below a denied
  *    directory, or matching a deny glob) is never reported, and a directory that moved somewhere
  *    unreadable reports nothing.
+ *
+ * A watched directory that does not exist yet is waited for as the reference does: its nearest
+ * existing ancestor is watched, and each missing directory below it is entered (with the checks
+ * of step 2) once it appears; the watched path is reported when it comes into being.
  *
  * Changes are coalesced for 200 ms as the reference does, sorted and reported once each; at most
  * LIMITS.watchPendingPaths are held per watch, beyond which they collapse into the watched path
@@ -49,12 +70,30 @@ interface Watch {
   readonly path: string;
   /** Set for a file or missing path: only this name of the watched directory is reported. */
   readonly onlyName: string | null;
-  readonly fd: number;
-  readonly watcher: FSWatcher;
+  /** The directory whose entries are reported, as spelled (the path itself, or its parent). */
+  readonly directory: string;
+  /**
+   * Directories still missing between the one watched now and `directory`, outermost first; empty
+   * once `directory` itself is watched.
+   */
+  missing: string[];
+  /** The directory watched now, as spelled: `directory`, or its nearest existing ancestor. */
+  watched: string;
+  fd: number;
+  watcher: FSWatcher;
   pending: Set<string>;
   overflowed: boolean;
   timer: NodeJS.Timeout | null;
   flushing: boolean;
+  /** An entering of the missing directories is under way; `enterAgain` asks for one more pass. */
+  entering: boolean;
+  enterAgain: boolean;
+}
+
+/** A directory opened to be watched, its physical location judged. */
+interface OpenedDirectory {
+  fd: number;
+  watcher: FSWatcher;
 }
 
 export class WatchTable {
@@ -80,38 +119,41 @@ export class WatchTable {
         `too many watches on this connection (at most ${LIMITS.watchesPerConnection}); unwatch one first`,
       );
     }
+    if (isProcfsAlias(path)) {
+      throw new FsError(
+        'permission_denied',
+        `cannot watch ${path}: it names a file through a procfs alias; use the file's own path`,
+      );
+    }
     await this.assertReadable(path);
     const directory = isDirectory(path) ? path : parentPath(this.os, path);
     if (directory === null) throw new FsError('invalid_request', `cannot watch ${path}`);
     const onlyName = directory === path ? null : path.slice(directory.length).replace(/^\/+/, '') || null;
-    const fd = openDirectory(directory);
-    let watcher: FSWatcher;
-    try {
-      await this.assertReadable(physicalOf(fd));
+    const { existing, missing } = nearestExisting(this.os, directory);
+    const opened = await this.openWatched(existing, () => {
       if (this.closed || this.watches.has(watchId)) {
         throw new FsError('invalid_request', `watchId already exists: ${watchId}`);
       }
-      watcher = watch(`/proc/self/fd/${fd}/${SELF}`, { persistent: false });
-    } catch (error) {
-      closeSync(fd);
-      throw error;
-    }
+    });
     const entry: Watch = {
       id: watchId,
       path,
       onlyName,
-      fd,
-      watcher,
+      directory,
+      missing,
+      watched: existing,
+      ...opened,
       pending: new Set(),
       overflowed: false,
       timer: null,
       flushing: false,
+      entering: false,
+      enterAgain: false,
     };
-    watcher.on('change', (_event, name) => this.onChange(entry, typeof name === 'string' ? name : null));
-    // A watch whose directory vanished (or whose watcher failed) reports nothing more; it stays
-    // listed until unwatched, as the reference's does.
-    watcher.on('error', () => watcher.close());
+    this.listen(entry);
     this.watches.set(watchId, entry);
+    // A directory made between the search above and the watch would send no event: look once.
+    if (missing.length > 0) void this.enterMissing(entry);
     return { path };
   }
 
@@ -140,19 +182,95 @@ export class WatchTable {
     entry.pending.clear();
   }
 
-  private onChange(entry: Watch, name: string | null): void {
-    if (this.watches.get(entry.id) !== entry || name === null) return;
+  /**
+   * Opens a directory to watch and judges where it physically is; `beforeWatch` may still refuse
+   * (the table changed while the policy was judged). The descriptor is closed on any refusal.
+   */
+  private async openWatched(directory: string, beforeWatch: () => void): Promise<OpenedDirectory> {
+    const fd = openDirectory(directory);
+    try {
+      const physical = physicalOf(fd);
+      assertNamesDescriptor(fd, physical, directory);
+      await this.assertReadable(physical);
+      beforeWatch();
+      return { fd, watcher: watch(`/proc/self/fd/${fd}/${SELF}`, { persistent: false }) };
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+  }
+
+  private listen(entry: Watch): void {
+    const { watcher } = entry;
+    watcher.on('change', (_event, name) =>
+      this.onChange(entry, watcher, typeof name === 'string' ? name : null),
+    );
+    // A watch whose directory vanished (or whose watcher failed) reports nothing more; it stays
+    // listed until unwatched, as the reference's does.
+    watcher.on('error', () => watcher.close());
+  }
+
+  private onChange(entry: Watch, watcher: FSWatcher, name: string | null): void {
+    if (this.watches.get(entry.id) !== entry || entry.watcher !== watcher || name === null) return;
+    if (entry.missing.length > 0) {
+      // Waiting for a missing directory: only its appearing matters.
+      if (name === entry.missing[0]) void this.enterMissing(entry);
+      return;
+    }
     // The directory itself moved or changed: a file watch reports its file, a directory watch
     // itself; either way the flush judges where it is now.
     const changed = name === SELF ? (entry.onlyName ?? '') : name;
     if (entry.onlyName !== null && changed !== entry.onlyName) return;
+    this.record(entry, changed);
+  }
+
+  private record(entry: Watch, name: string): void {
     if (!entry.overflowed) {
       if (entry.pending.size >= LIMITS.watchPendingPaths) {
         entry.overflowed = true;
         entry.pending.clear();
-      } else entry.pending.add(changed);
+      } else entry.pending.add(name);
     }
     this.schedule(entry);
+  }
+
+  /**
+   * Moves the watch down into each missing directory that now exists, judged as the first one was.
+   * A directory that is not there, not a directory, or not one the policy may watch leaves the
+   * watch where it is (it is tried again at the next event for that name). Arriving at the watched
+   * directory means the watched path came into being since the watch began: it is reported.
+   */
+  private async enterMissing(entry: Watch): Promise<void> {
+    if (entry.entering) {
+      entry.enterAgain = true;
+      return;
+    }
+    entry.entering = true;
+    try {
+      do {
+        entry.enterAgain = false;
+        while (entry.missing.length > 0) {
+          const next = joinPath(this.os, entry.watched, entry.missing[0] as string);
+          let opened: OpenedDirectory;
+          try {
+            opened = await this.openWatched(next, () => {
+              if (this.watches.get(entry.id) !== entry) throw new FsError('internal_error', 'unwatched');
+            });
+          } catch {
+            break;
+          }
+          entry.watcher.close();
+          closeSync(entry.fd);
+          Object.assign(entry, opened, { watched: next, missing: entry.missing.slice(1) });
+          this.listen(entry);
+        }
+      } while (entry.enterAgain && entry.missing.length > 0 && this.watches.get(entry.id) === entry);
+      if (entry.missing.length === 0 && this.watches.get(entry.id) === entry && exists(entry.path)) {
+        this.record(entry, entry.onlyName ?? '');
+      }
+    } finally {
+      entry.entering = false;
+    }
   }
 
   private schedule(entry: Watch): void {
@@ -188,10 +306,12 @@ export class WatchTable {
     let physical: string;
     try {
       physical = physicalOf(entry.fd);
+      assertNamesDescriptor(entry.fd, physical, entry.watched);
     } catch {
+      // Deleted, or no longer reachable under the name it reads back as.
       return [];
     }
-    if (physical.endsWith(' (deleted)') || !(await this.readable(physical))) return [];
+    if (!(await this.readable(physical))) return [];
     const guard = await this.guard();
     const paths = new Set<string>();
     for (const name of names) {
@@ -238,6 +358,32 @@ function isDirectory(path: string): boolean {
   }
 }
 
+function exists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The nearest existing ancestor of `directory` (or itself) and the names below it that are still
+ * missing. Bounded by the path's depth (a path is at most LIMITS.pathMaxBytes long).
+ */
+function nearestExisting(os: HostOs, directory: string): { existing: string; missing: string[] } {
+  const missing: string[] = [];
+  let existing = directory;
+  while (!exists(existing)) {
+    const parent = parentPath(os, existing);
+    const name = splitNativePath(os, existing)?.segments.at(-1);
+    if (parent === null || name === undefined) break;
+    missing.unshift(name);
+    existing = parent;
+  }
+  return { existing, missing };
+}
+
 function openDirectory(path: string): number {
   try {
     return openSync(path, constants.O_RDONLY | constants.O_DIRECTORY);
@@ -252,4 +398,32 @@ function openDirectory(path: string): number {
 /** Where the kernel says a descriptor's directory is now. */
 function physicalOf(fd: number): string {
   return readlinkSync(`/proc/self/fd/${fd}`);
+}
+
+/**
+ * Refuses a directory whose location read back from its descriptor is not a path to that very
+ * directory here (the same device and inode), or which lies on a pseudo file system: the policy
+ * is judged on that location, so it must mean what the sandbox would mean by it.
+ */
+function assertNamesDescriptor(fd: number, physical: string, spelled: string): void {
+  const opened = fstatSync(fd);
+  let named: ReturnType<typeof statSync> | undefined;
+  try {
+    named = statSync(physical);
+  } catch {
+    named = undefined;
+  }
+  if (named === undefined || named.dev !== opened.dev || named.ino !== opened.ino) {
+    throw new FsError(
+      'permission_denied',
+      `cannot watch ${spelled}: where it leads (${physical}) is not reachable by that path here`,
+    );
+  }
+  const fileSystem = PSEUDO_FILE_SYSTEMS.get(statfsSync(`/proc/self/fd/${fd}`).type);
+  if (fileSystem !== undefined) {
+    throw new FsError(
+      'permission_denied',
+      `cannot watch ${spelled}: it lies on the ${fileSystem} pseudo file system, which the sandbox shows otherwise`,
+    );
+  }
 }
