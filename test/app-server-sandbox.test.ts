@@ -174,17 +174,30 @@ describe.each(['root', 'nobody'] as const)('app-server under its policy, as %s',
     expect(refused.error).toMatchObject({ code: -32600, data: { errorKind: 'permission_denied' } });
     const marker = `app-server-close-${user}-${Date.now()}`;
     await peer.request('process/spawn', {
-      command: ['sleep', '600', marker],
+      // The marker (the shell's $0) stays in bwrap's command line for as long as the sleep runs.
+      command: ['sh', '-c', 'sleep 600', marker],
       processHandle: 'long',
       cwd: work,
+      timeoutMs: null,
     });
-    void peer.request('command/exec', {
-      command: ['sleep', '601', marker],
+    const running = peer.request('command/exec', {
+      command: ['sh', '-c', 'sleep 601', marker],
       processId: 'long2',
       disableTimeout: true,
     });
-    await waitFor(() => (processesMatching(marker).length >= 2 ? true : undefined), 30_000, 'both sleeps');
+    await waitFor(
+      () =>
+        processesMatching(`sleep 600 ${marker}`).length > 0 &&
+        processesMatching(`sleep 601 ${marker}`).length > 0
+          ? true
+          : undefined,
+      30_000,
+      'both shells',
+    );
+    // The client ends its input: as the reference, the server ends what it started and exits,
+    // answering the command/exec it was running with the killed command's exit.
     await peer.stop();
+    expect((await running).result).toMatchObject({ exitCode: 137 });
     await waitFor(
       () => (processesMatching(marker).length === 0 ? true : undefined),
       10_000,

@@ -134,6 +134,7 @@ export class RpcConnection {
 
   /** The peer stopped sending but may still read: finish what was accepted, then close. */
   async drain(): Promise<void> {
+    this.session.inputEnded?.();
     await this.scheduler.whenIdle();
     await this.close();
   }

@@ -36,6 +36,12 @@ export interface SurfaceSession {
   methodNotFound(method: string): unknown;
   /** The client read some notifications: output paused for it may go on. */
   resumeOutput?(): void;
+  /**
+   * The client sent its last message and may still read the replies of what it asked (stdin
+   * ended): what runs only on its behalf beyond its requests may end now. Called before those
+   * requests are waited for, so one that never ends on its own does not keep the connection.
+   */
+  inputEnded?(): void;
   /** The connection is gone: everything the session started ends, nothing more is sent. */
   close?(): void;
 }

@@ -127,6 +127,15 @@ class AppSession implements SurfaceSession {
     this.state.commands.resumeOutput();
   }
 
+  /**
+   * As the reference, a client that ends its input ends its processes and watches (it exits): a
+   * command/exec without a timeout would otherwise hold the connection for ever. Its pending
+   * command/exec requests are then answered with the killed command's exit.
+   */
+  inputEnded(): void {
+    this.close();
+  }
+
   close(): void {
     this.state.watches.closeAll();
     this.state.commands.closeAll();
