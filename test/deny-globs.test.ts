@@ -21,8 +21,8 @@ import { diffTrees, snapshotTree, type TreeSnapshot } from './support/tree-snaps
  * refuse the sandbox rather than mask some, and a spelling that cannot be enforced is refused as
  * invalid_params. The whole fixture tree is unchanged after every request.
  *
- * The globs are scoped to `proj/` (relative, resolved against the workspace cwd): the fixture's
- * workspace holds links to `outside`, which refuse any `**` glob over the whole workspace.
+ * The globs are scoped to `proj/` (relative, resolved against the workspace cwd); globs over the
+ * whole workspace, beside its links to `outside`, are deny-globs-beside-links.test.ts.
  *
  *   ws/proj/notes.txt                      readable control
  *   ws/proj/certs/server.pem, top.key      matches of `**` + `/*.{pem,key}`
@@ -151,26 +151,26 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       }
     });
 
-    it('refuses the sandbox when a symlinked directory could hide matches from the scan', async () => {
+    it('judges a symlinked directory by its target: unreadable, nothing to refuse; in scope, refused when the glob names files through it', async () => {
       write(join(fixture.outside, 'keys', 'stolen.pem'), PEM);
       symlinkSync(join(fixture.outside, 'keys'), join(proj, 'keys-link'));
       await settle();
-      const outcome = await call(
-        'fs/readFile',
-        { path: uri(join(proj, 'notes.txt')) },
-        withGlob(fixture, 'proj/**/*.pem'),
-      );
-      expect(outcome.error?.data.errorKind).toBe('sandbox_unavailable');
-      expect(outcome.error?.message).toMatch(
-        /matches could lie beneath the symlinked directory .*keys-link.*narrow the glob/,
-      );
-      // `**` followed by more than one name may match through the link's own name: refused too.
+      // `outside` is not readable in this sandbox: nothing below the link can be read through it.
+      const sandbox = withGlob(fixture, 'proj/**/*.pem');
+      await expectRead(join(proj, 'notes.txt'), sandbox, 'plain notes\n');
+      await expectRefused('fs/readFile', { path: uri(join(proj, 'keys-link', 'stolen.pem')) }, sandbox);
+      await expectRefused('fs/readFile', { path: uri(join(proj, 'certs', 'server.pem')) }, sandbox);
+      // `**` followed by more than one name may match through the link's own name (node_modules/pkg
+      // -> .pnpm/…/pkg, inside the glob's scope): refused, typed, naming the link.
       const pnpm = await call(
         'fs/readFile',
         { path: uri(join(proj, 'notes.txt')) },
         withGlob(fixture, 'proj/**/node_modules/*/*.env'),
       );
-      expect(pnpm.error?.data.errorKind).toBe('sandbox_unavailable');
+      expect(pnpm.error?.data.errorKind).toBe('permission_denied');
+      expect(pnpm.error?.message).toMatch(
+        /cannot be enforced beside the symlinked directory .*node_modules\/pkg/,
+      );
     });
 
     it('refuses the sandbox for a match deeper than the scan bound', async () => {

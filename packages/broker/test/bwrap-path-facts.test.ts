@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FsError } from '@fs-sandbox/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectPathFacts, expandDenyGlobs } from '../src/backends/linux/path-facts.js';
 
@@ -83,6 +84,19 @@ describe('collectPathFacts', () => {
   });
 });
 
+function failure(run: () => unknown): FsError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof FsError) return error;
+    throw error;
+  }
+  throw new Error('expected a refusal');
+}
+
+/** A plan that shows the whole disk: no link target is left out for being unreadable. */
+const SHOWS_ALL = () => true;
+
 describe('expandDenyGlobs', () => {
   it('finds the existing matches below the literal prefix, whole directories included', async () => {
     const tree = join(root, 'globs');
@@ -94,7 +108,7 @@ describe('expandDenyGlobs', () => {
     await writeFile(join(tree, 'b', 'c', 'id.key'), 'x');
     await writeFile(join(tree, 'a', 'secrets', 'deep', 'inner.env'), 'x');
     await symlink(join(root, 'w', 'real', 'file.txt'), join(tree, 'b', 'file-link'));
-    expect(expandDenyGlobs([`${tree}/**/*.env`, `${tree}/a/secrets`])).toEqual(
+    expect(expandDenyGlobs([`${tree}/**/*.env`, `${tree}/a/secrets`], SHOWS_ALL)).toEqual(
       [
         join(tree, 'a', '.env'),
         join(tree, 'a', 'secrets'),
@@ -102,23 +116,25 @@ describe('expandDenyGlobs', () => {
         join(tree, 'b', 'c', 'prod.env'),
       ].sort(),
     );
-    expect(expandDenyGlobs([`${tree}/*/c/*.env`])).toEqual([join(tree, 'b', 'c', 'prod.env')]);
-    expect(expandDenyGlobs([`${tree}/**/*.{env,key}`])).toContain(join(tree, 'b', 'c', 'id.key'));
-    expect(expandDenyGlobs([`${tree}/{a/secrets,b}/**`])).toEqual([
+    expect(expandDenyGlobs([`${tree}/*/c/*.env`], SHOWS_ALL)).toEqual([join(tree, 'b', 'c', 'prod.env')]);
+    expect(expandDenyGlobs([`${tree}/**/*.{env,key}`], SHOWS_ALL)).toContain(join(tree, 'b', 'c', 'id.key'));
+    expect(expandDenyGlobs([`${tree}/{a/secrets,b}/**`], SHOWS_ALL)).toEqual([
       join(tree, 'a', 'secrets'),
       join(tree, 'b'),
     ]);
-    expect(expandDenyGlobs([`${root}/no-such-dir/**/*.env`])).toEqual([]);
+    expect(expandDenyGlobs([`${root}/no-such-dir/**/*.env`], SHOWS_ALL)).toEqual([]);
   });
 
   it('scans through a prefix that is itself a symlink', async () => {
     await mkdir(join(root, 'w', 'real', 'keys'), { recursive: true });
     await writeFile(join(root, 'w', 'real', 'keys', 'a.pem'), 'x');
-    expect(expandDenyGlobs([`${root}/w/link/**/*.pem`])).toEqual([join(root, 'w', 'link', 'keys', 'a.pem')]);
+    expect(expandDenyGlobs([`${root}/w/link/**/*.pem`], SHOWS_ALL)).toEqual([
+      join(root, 'w', 'link', 'keys', 'a.pem'),
+    ]);
   });
 
   it('refuses unenforceable patterns with the policy refusal', () => {
-    expect(() => expandDenyGlobs([`${root}/a/../secrets/**`])).toThrow(
+    expect(() => expandDenyGlobs([`${root}/a/../secrets/**`], SHOWS_ALL)).toThrow(
       /cannot be enforced: it has a `..` segment/,
     );
   });
@@ -130,23 +146,23 @@ describe('expandDenyGlobs', () => {
       await mkdir(dir, { recursive: true });
       await Promise.all(Array.from({ length: 200 }, (_, f) => writeFile(join(dir, `f${f}`), '')));
     }
-    expect(() => expandDenyGlobs([`${wide}/**/*.pem`])).toThrow(
+    expect(() => expandDenyGlobs([`${wide}/**/*.pem`], SHOWS_ALL)).toThrow(
       /cannot be enforced: its scan needs more than 20000 entries to find every match; narrow the glob/,
     );
-    expect(expandDenyGlobs([`${wide}/d7/*.pem`])).toEqual([]);
+    expect(expandDenyGlobs([`${wide}/d7/*.pem`], SHOWS_ALL)).toEqual([]);
   });
 
   it('refuses a `**` glob with entries left at the depth bound, and not one whose deepest directory is empty', async () => {
     const levels = Array.from({ length: 32 }, (_, i) => `d${i + 1}`);
     const deepest = join(root, 'deep', ...levels);
     await mkdir(deepest, { recursive: true });
-    expect(expandDenyGlobs([`${root}/deep/**/*.pem`])).toEqual([]);
+    expect(expandDenyGlobs([`${root}/deep/**/*.pem`], SHOWS_ALL)).toEqual([]);
     await writeFile(join(deepest, 'beyond.pem'), 'x');
-    expect(() => expandDenyGlobs([`${root}/deep/**/*.pem`])).toThrow(
+    expect(() => expandDenyGlobs([`${root}/deep/**/*.pem`], SHOWS_ALL)).toThrow(
       /d32 is 32 levels below .*deep and still has entries that could match; narrow the glob/,
     );
     // A bounded pattern never needs to look that deep.
-    expect(expandDenyGlobs([`${root}/deep/d1/*.pem`])).toEqual([]);
+    expect(expandDenyGlobs([`${root}/deep/d1/*.pem`], SHOWS_ALL)).toEqual([]);
   });
 
   describe('symlinked directories inside the scanned area', () => {
@@ -161,39 +177,56 @@ describe('expandDenyGlobs', () => {
     });
 
     it('leaves a link into the same prefix under `**` and one name: its real location is masked', () => {
-      expect(expandDenyGlobs([`${ws}/**/*.env`])).toEqual([
+      expect(expandDenyGlobs([`${ws}/**/*.env`], SHOWS_ALL)).toEqual([
         join(ws, 'node_modules', '.pnpm', 'pkg@1.0.0', 'node_modules', 'pkg', 'test.env'),
       ]);
     });
 
-    it('refuses the same link when more of the pattern follows `**`', () => {
-      // `<ws>/**/pkg/*.env` matches <ws>/node_modules/pkg/x.env through the link's own name.
-      expect(() => expandDenyGlobs([`${ws}/**/node_modules/*/*.env`])).toThrow(
-        /matches could lie beneath the symlinked directory .*node_modules\/pkg/,
+    it('refuses the same link when more of the pattern follows `**`, typed and naming the link', () => {
+      // `<ws>/**/node_modules/*/*.env` matches <ws>/node_modules/pkg/x.env through the link's own name.
+      const refusal = failure(() => expandDenyGlobs([`${ws}/**/node_modules/*/*.env`], SHOWS_ALL));
+      expect(refusal.kind).toBe('permission_denied');
+      expect(refusal.message).toMatch(
+        /cannot be enforced beside the symlinked directory .*node_modules\/pkg \(-> /,
       );
+      expect(refusal.extra).toMatchObject({ link: join(ws, 'node_modules', 'pkg') });
+      // Unless the sandbox cannot show the target at all.
+      expect(expandDenyGlobs([`${ws}/**/node_modules/*/*.env`], () => false)).toEqual([
+        join(ws, 'node_modules', '.pnpm', 'pkg@1.0.0', 'node_modules', 'pkg', 'test.env'),
+      ]);
     });
 
-    it('refuses a link whose target lies outside the prefix', async () => {
+    it("leaves a link whose target lies outside the glob's scope, readable or not: the policy there decides", async () => {
       await mkdir(join(root, 'outside', 'keys'), { recursive: true });
+      await writeFile(join(root, 'outside', 'keys', 'k.env'), 'x');
       await symlink(join(root, 'outside'), join(ws, 'out'));
       try {
-        expect(() => expandDenyGlobs([`${ws}/**/*.env`])).toThrow(
-          /the deny glob .*cannot be enforced: matches could lie beneath the symlinked directory .*out \(-> .*outside\)/,
-        );
+        expect(expandDenyGlobs([`${ws}/**/*.env`], SHOWS_ALL)).toEqual([
+          join(ws, 'node_modules', '.pnpm', 'pkg@1.0.0', 'node_modules', 'pkg', 'test.env'),
+        ]);
+        expect(expandDenyGlobs([`${ws}/*/keys`], () => false)).toEqual([]);
         // The link itself matching is a match, masked by name.
-        expect(expandDenyGlobs([`${ws}/o*`])).toEqual([join(ws, 'out')]);
+        expect(expandDenyGlobs([`${ws}/o*`], SHOWS_ALL)).toEqual([join(ws, 'out')]);
       } finally {
         await rm(join(ws, 'out'));
       }
     });
 
-    it('refuses a link a bounded pattern could match beneath, and ignores one it cannot', async () => {
-      await symlink(join(root, 'outside'), join(ws, 'out'));
+    it('refuses a link inside the scope a bounded pattern could match beneath, and ignores one it cannot', async () => {
+      await mkdir(join(ws, 'data', 'keys'), { recursive: true });
+      await symlink('data', join(ws, 'secret'));
       try {
-        expect(() => expandDenyGlobs([`${ws}/*/keys`])).toThrow(/symlinked directory .*out/);
-        expect(expandDenyGlobs([`${ws}/*.env`])).toEqual([]);
+        const refusal = failure(() => expandDenyGlobs([`${ws}/*/keys`], SHOWS_ALL));
+        expect([refusal.kind, refusal.message]).toEqual([
+          'permission_denied',
+          expect.stringMatching(/symlinked directory .*secret \(-> .*data\)/),
+        ]);
+        // A glob whose prefix is the link scans its target under the link's name: nothing to refuse.
+        expect(expandDenyGlobs([`${ws}/secret/*`], SHOWS_ALL)).toEqual([join(ws, 'secret', 'keys')]);
+        expect(expandDenyGlobs([`${ws}/*.env`], SHOWS_ALL)).toEqual([]);
       } finally {
-        await rm(join(ws, 'out'));
+        await rm(join(ws, 'secret'));
+        await rm(join(ws, 'data'), { recursive: true });
       }
     });
   });

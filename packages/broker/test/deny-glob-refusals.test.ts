@@ -79,7 +79,7 @@ describe('unenforceable deny globs are refused alike by every consumer', () => {
         windowsSandboxLevel: 'disabled' as const,
       };
       expect(failure(() => resolveSandboxContext(context, 'linux'))).toEqual(expected);
-      expect(failure(() => expandDenyGlobs([pattern]))).toEqual(expected);
+      expect(failure(() => expandDenyGlobs([pattern], () => true))).toEqual(expected);
       expect(
         failure(() =>
           buildSeatbeltProfile(plan('macos', pattern), runtime('/usr/local/bin/node', '/opt/h.cjs')),

@@ -51,15 +51,8 @@ export function parseGuard(value: unknown): PathGuard | null {
       return { path: entry.path, reason: entry.reason as GuardReason, rule: entry.rule };
     }),
     denyGlobs: denyGlobs.map((glob): GuardGlob => {
-      if (
-        !isPlainObject(glob) ||
-        !isString(glob.pattern) ||
-        !isString(glob.source) ||
-        !isString(glob.flags)
-      ) {
-        throw invalid('denyGlobs must be {pattern, source, flags}');
-      }
-      return { pattern: glob.pattern, source: glob.source, flags: glob.flags };
+      if (!isPlainObject(glob) || !isString(glob.pattern)) throw invalid('denyGlobs must be {pattern}');
+      return { pattern: glob.pattern };
     }),
     deniedIdentities: deniedIdentities.map((identity) => {
       if (!isString(identity) || !IDENTITY.test(identity))

@@ -15,6 +15,7 @@ import {
   surfaceMatch,
   surfaceRule,
 } from './permissions/executable-surface.js';
+import { type DenyGlob, parseDenyGlob } from './permissions/glob-match.js';
 
 /**
  * The write rules of one sandboxed request in the form the helper checks them against the
@@ -39,11 +40,8 @@ export interface GuardEntry {
 }
 
 export interface GuardGlob {
-  /** The deny pattern as the policy wrote it (absolute). */
+  /** The deny pattern as the policy wrote it (absolute); the helper parses it as the broker did. */
   pattern: string;
-  /** An anchored regular expression matching the native paths the pattern denies. */
-  source: string;
-  flags: string;
 }
 
 /** The executable surface the helper protects below every writable root (permissions/executable-surface.ts). */
@@ -101,18 +99,17 @@ function depthOf(os: HostOs, path: string): number {
 }
 
 // One guard is checked against every entry of a tree operation: compile its globs once.
-const compiledGlobs = new WeakMap<PathGuard, Array<{ glob: GuardGlob; regex: RegExp }>>();
+const compiledGlobs = new WeakMap<PathGuard, Array<{ glob: GuardGlob; compiled: DenyGlob }>>();
 
 /** The deny glob matching exactly `path` (not an ancestor), or null. */
 export function globMatching(guard: PathGuard, path: string, os: HostOs): GuardGlob | null {
   if (guard.denyGlobs.length === 0) return null;
-  let compiled = compiledGlobs.get(guard);
-  if (compiled === undefined) {
-    compiled = guard.denyGlobs.map((glob) => ({ glob, regex: new RegExp(glob.source, glob.flags) }));
-    compiledGlobs.set(guard, compiled);
+  let globs = compiledGlobs.get(guard);
+  if (globs === undefined) {
+    globs = guard.denyGlobs.map((glob) => ({ glob, compiled: parseDenyGlob(glob.pattern, os) }));
+    compiledGlobs.set(guard, globs);
   }
-  const subject = os === 'windows' ? path.replaceAll('\\', '/') : path;
-  return compiled.find(({ regex }) => regex.test(subject))?.glob ?? null;
+  return globs.find(({ compiled }) => compiled.test(path))?.glob ?? null;
 }
 
 function deniedByGlob(guard: PathGuard, path: string, os: HostOs): GuardGlob | null {

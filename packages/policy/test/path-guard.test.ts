@@ -9,12 +9,8 @@ import {
   isDeniedPath,
   type PathGuard,
 } from '../src/core.js';
-import { globToRegExp } from '../src/permissions/glob-match.js';
 
-const glob = (pattern: string) => {
-  const regex = globToRegExp(pattern, 'linux');
-  return { pattern, source: regex.source, flags: regex.flags };
-};
+const glob = (pattern: string) => ({ pattern });
 
 const guard: PathGuard = {
   entries: [

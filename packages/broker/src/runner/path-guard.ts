@@ -7,13 +7,13 @@ import {
   type GitFileProbe,
   type GuardEntry,
   type GuardReason,
-  globToRegExp,
   type HostOs,
   isAbsoluteNative,
   joinPath,
   LIMITS,
   type PathGuard,
   parentPath,
+  parseDenyGlob,
   relativeSegments,
   repositoryHooksDirectories,
   type SandboxPlan,
@@ -357,10 +357,9 @@ export function buildPathGuard(
   for (const path of denied) add(path, 'denied', `denied path ${path}`);
   return {
     entries,
-    denyGlobs: plan.denyGlobs.map((pattern) => {
-      const regex = globToRegExp(pattern, os);
-      return { pattern, source: regex.source, flags: regex.flags };
-    }),
+    // Parsed here so a pattern that cannot be enforced fails before anything runs; the helper
+    // parses the same text with the same parser.
+    denyGlobs: plan.denyGlobs.map((pattern) => ({ pattern: parseDenyGlob(pattern, os).pattern })),
     deniedIdentities: deniedFileIdentities([...denied, ...denyGlobMatches], os),
     surface: { entries: plan.surface ?? [...EXECUTABLE_SURFACE], home: host.home },
   };

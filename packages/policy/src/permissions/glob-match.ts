@@ -1,7 +1,14 @@
-import picomatch from 'picomatch/posix.js';
 import { FsError } from '../error-kinds.js';
 import type { HostOs } from '../host-os.js';
 import { parentPath } from '../native-path.js';
+import {
+  type CharMatcher,
+  matchSegments,
+  type NamePattern,
+  type SegmentsPattern,
+  StepBudget,
+  splitAtStars,
+} from './wildcard-match.js';
 
 /**
  * Deny globs, in one syntax: the one ripgrep's globset reads with `literal_separator` (a later
@@ -20,10 +27,9 @@ import { parentPath } from '../native-path.js';
  * `.`/`..`/empty segments (paths are normalised, so they match nothing), a trailing `/`, a
  * leading `!`, extglobs, POSIX classes, unbalanced brackets or braces, `**` inside a name.
  *
- * picomatch compiles each brace-free alternative. What it is handed is decided here: every literal
- * character is escaped or quoted so that none of picomatch's own extensions (extglobs, `(…)` groups
- * and `|` passed into the regex, `"…"` quoting, POSIX classes, `{1..3}` ranges, brackets that also
- * match themselves literally) can change what a pattern means.
+ * Each brace-free alternative is matched by wildcard-match.ts, segment by segment, in time bounded
+ * by the lengths of pattern and path (a regex engine would backtrack exponentially on some
+ * patterns); nothing of a pattern reaches a regex but one character class at a time.
  */
 
 export type GlobPiece =
@@ -45,25 +51,13 @@ export interface GlobAlternative {
 export interface DenyGlob {
   pattern: string;
   alternatives: GlobAlternative[];
-  regex: RegExp;
+  /** Whether the pattern matches `path` exactly (native; on Windows with `\\` or `/`). */
+  test(path: string): boolean;
 }
 
-/** Brace expansion past this is refused rather than compiled into an enormous regex. */
+/** Brace expansion past this is refused rather than matched alternative by alternative. */
 const MAX_ALTERNATIVES = 256;
 
-const PICOMATCH_OPTIONS: picomatch.PicomatchOptions = {
-  dot: true,
-  noextglob: true,
-  nonegate: true,
-  nobrace: true,
-  posix: false,
-  literalBrackets: false,
-  strictBrackets: true,
-  strictSlashes: true,
-};
-
-/** Characters picomatch gives a meaning to, handed to it escaped. */
-const PICOMATCH_SPECIAL = new Set([...'*?[]{}()|.+^$']);
 /** Characters escaped inside a regex class body. */
 const CLASS_SPECIAL = new Set([...'\\]^-[']);
 
@@ -256,34 +250,60 @@ function segmentsOf(tokens: Token[], os: HostOs, refuse: Refuse): GlobSegment[] 
   });
 }
 
-function picomatchLiteral(text: string): string {
-  let out = '';
-  for (const c of text) {
-    if (c === '\\') out += '[\\\\]';
-    else if (c === '"') out += '["]';
-    else out += PICOMATCH_SPECIAL.has(c) ? `\\${c}` : c;
-  }
-  return out;
+/** One alternative, ready to match: its root and its segments as wildcard patterns. */
+interface CompiledAlternative {
+  root: string;
+  segments: SegmentsPattern;
 }
 
-function picomatchPiece(piece: GlobPiece): string {
-  switch (piece.kind) {
-    case 'literal':
-      return picomatchLiteral(piece.text);
-    case 'star':
-      return '*';
-    case 'one':
-      return '?';
-    case 'class':
-      return `[${piece.negated ? '^' : ''}${piece.body}]`;
-  }
+function charMatcher(piece: Extract<GlobPiece, { kind: 'one' | 'class' }>, os: HostOs): CharMatcher {
+  if (piece.kind === 'one') return { kind: 'any' };
+  // One character against one class: a regex without a quantifier has nothing to backtrack over.
+  const regex = new RegExp(`^[${piece.negated ? '^' : ''}${piece.body}]$`, os === 'windows' ? 'iu' : 'u');
+  return { kind: 'class', test: (char) => regex.test(char) };
 }
 
-function picomatchSource(alternative: GlobAlternative): string {
-  const segments = alternative.segments.map((segment) =>
-    segment.kind === 'globstar' ? '**' : segment.pieces.map(picomatchPiece).join(''),
+function namePattern(pieces: readonly GlobPiece[], os: HostOs): NamePattern {
+  const units = pieces.flatMap((piece): Array<CharMatcher | 'star'> => {
+    if (piece.kind === 'star') return ['star'];
+    if (piece.kind === 'literal') return [...piece.text].map((char) => ({ kind: 'literal', char }));
+    return [charMatcher(piece, os)];
+  });
+  return splitAtStars(
+    units,
+    (unit) => unit === 'star',
+    (unit) => unit as CharMatcher,
   );
-  return picomatchLiteral(alternative.root) + segments.join('/');
+}
+
+function compileAlternative(alternative: GlobAlternative, os: HostOs): CompiledAlternative {
+  return {
+    root: os === 'windows' ? alternative.root.toLowerCase() : alternative.root,
+    segments: splitAtStars(
+      alternative.segments,
+      (segment) => segment.kind === 'globstar',
+      (segment) => namePattern((segment as Extract<GlobSegment, { kind: 'name' }>).pieces, os),
+    ),
+  };
+}
+
+/** Whether one of `alternatives` matches `path` (native; absolute, or relative as the pattern is). */
+function testPath(
+  pattern: string,
+  alternatives: readonly CompiledAlternative[],
+  path: string,
+  os: HostOs,
+): boolean {
+  const subject = os === 'windows' ? path.replaceAll('\\', '/') : path;
+  const budget = new StepBudget(pattern);
+  return alternatives.some((alternative) => {
+    const head = subject.slice(0, alternative.root.length);
+    if ((os === 'windows' ? head.toLowerCase() : head) !== alternative.root) return false;
+    const rest = subject.slice(alternative.root.length);
+    if (alternative.root === '' && rest.startsWith('/')) return false;
+    const names = rest === '' ? [] : rest.split('/').map((name) => [...name]);
+    return matchSegments(alternative.segments, names, os === 'windows', budget);
+  });
 }
 
 function compile(pattern: string, os: HostOs): DenyGlob {
@@ -303,15 +323,8 @@ function compile(pattern: string, os: HostOs): DenyGlob {
     if (segments.length > 1 && segments[segments.length - 1]?.kind === 'globstar')
       alternatives.push({ root, segments: segments.slice(0, -1) });
   }
-  let source: string;
-  try {
-    source = alternatives
-      .map((alternative) => `(?:${picomatch.makeRe(picomatchSource(alternative), PICOMATCH_OPTIONS).source})`)
-      .join('|');
-  } catch (error) {
-    refuse(error instanceof Error ? error.message : String(error));
-  }
-  return { pattern, alternatives, regex: new RegExp(source, os === 'windows' ? 'iu' : 'u') };
+  const compiledAlternatives = alternatives.map((alternative) => compileAlternative(alternative, os));
+  return { pattern, alternatives, test: (path) => testPath(pattern, compiledAlternatives, path, os) };
 }
 
 /** Compiled patterns by OS and text: the pre-check matches every path of a request against each. */
@@ -334,22 +347,10 @@ export function parseDenyGlob(pattern: string, os: HostOs): DenyGlob {
   return glob;
 }
 
-/**
- * The pattern as one anchored RegExp over a whole path (Windows paths with `/` separators). It
- * stands alone: rebuilt elsewhere as `new RegExp(re.source, re.flags)` it matches the same. The
- * flags matter: `u` makes `?` and a class match one code point (not half a surrogate pair), `i`
- * (Windows only) compares names case-insensitively. Never `g`/`y`, so `test` keeps no state.
- */
-export function globToRegExp(pattern: string, os: HostOs): RegExp {
-  return parseDenyGlob(pattern, os).regex;
-}
-
 /** True when `path` or one of its ancestors matches the absolute `pattern`. */
 export function globDeniesPath(pattern: string, path: string, os: HostOs): boolean {
-  const regex = globToRegExp(pattern, os);
-  for (let p: string | null = path; p !== null; p = parentPath(os, p)) {
-    if (regex.test(os === 'windows' ? p.replaceAll('\\', '/') : p)) return true;
-  }
+  const glob = parseDenyGlob(pattern, os);
+  for (let p: string | null = path; p !== null; p = parentPath(os, p)) if (glob.test(p)) return true;
   return false;
 }
 

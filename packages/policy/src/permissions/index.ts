@@ -9,7 +9,6 @@ export {
   type GlobSegment,
   globDeniesPath,
   globLiteralPrefix,
-  globToRegExp,
   isAbsoluteGlob,
   parseDenyGlob,
 } from './glob-match.js';

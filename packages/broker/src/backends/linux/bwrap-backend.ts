@@ -2,7 +2,7 @@ import type { SandboxPlan } from '@fs-sandbox/policy';
 import { type HelperRuntime, helperScript, type LaunchSpec, type SandboxBackend } from '../backend.js';
 import { buildBwrapSandbox, bwrapFactPaths, planShowsSysfs } from './bwrap-args.js';
 import { locateBwrap } from './bwrap-locate.js';
-import { collectPathFacts, cpuThermalThrottlePaths, expandDenyGlobs } from './path-facts.js';
+import { collectPathFacts, cpuThermalThrottlePaths, expandDenyGlobs, planMayShow } from './path-facts.js';
 import { syscallFilterProgram } from './syscall-filter.js';
 
 export interface BwrapBackendOptions {
@@ -19,7 +19,7 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBa
     witnessesHostReads: true,
     async prepare(plan: SandboxPlan, runtime: HelperRuntime): Promise<LaunchSpec> {
       const writableRoots = plan.writableRoots.map((root) => root.root);
-      const globMatches = expandDenyGlobs(plan.denyGlobs);
+      const globMatches = expandDenyGlobs(plan.denyGlobs, planMayShow(plan));
       const cpuKernelPaths = planShowsSysfs(plan) ? cpuThermalThrottlePaths() : [];
       const facts = await collectPathFacts(
         bwrapFactPaths(plan, runtime, globMatches, cpuKernelPaths),

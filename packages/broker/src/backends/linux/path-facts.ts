@@ -1,5 +1,11 @@
 import type { Dirent, Stats } from 'node:fs';
-import { type DenyGlob, type GlobAlternative, globLiteralPrefix, parseDenyGlob } from '@fs-sandbox/policy';
+import {
+  type DenyGlob,
+  type GlobAlternative,
+  globLiteralPrefix,
+  parseDenyGlob,
+  type SandboxPlan,
+} from '@fs-sandbox/policy';
 import {
   decodePathBytes,
   FsError,
@@ -184,24 +190,47 @@ function readLinkOrNull(path: string): string | null {
  * broker's pre-check refuses requests that name them.
  *
  * A scan that cannot see every match refuses the sandbox (`sandbox_unavailable`) instead of
- * masking some of them, which would leave the rest readable: too many entries, directories left
- * at the depth bound of a `**` pattern, or a symlinked directory below the prefix that matches
- * could lie beneath (reading through it reaches files whose real names were never tested). The
- * one link that is safe to leave is one whose real target lies inside the same prefix when the
- * rest of the pattern is `**` or `**` and a single name (pnpm's symlinked node_modules under
- * `**` + `/*.env`): each file below the link keeps its name at its real location, which matches
- * too and is scanned and masked there; the link resolves to that mask. A longer rest such as
- * `** /secret/*.pem` may match through the link's own name (`<prefix>/secret -> data`), which the
- * real location does not repeat, so that link is refused like any other.
+ * masking some of them, which would leave the rest readable: too many entries, or directories left
+ * at the depth bound of a `**` pattern.
+ *
+ * A symlinked directory below the prefix is not entered (masks go on real locations); what lies
+ * beneath it is judged where it really is, by the policy there:
+ * - a target the sandbox cannot read (`readable` false: outside every root) shows nothing, so
+ *   nothing denied becomes readable through the link;
+ * - a target outside the glob's own physical scope (the real path of its literal prefix) holds no
+ *   file the glob denies where it is: the policy there decides (a data directory, a tool cache);
+ * - a target inside that scope is scanned where it really is, and each match masked there, which
+ *   the link resolves to; that is exact only when the rest of the pattern is `**` or `**` and a
+ *   single name (pnpm's symlinked node_modules under `**` + `/*.env`): each file keeps its name at
+ *   its real location. A longer rest such as `** /secret/*.pem` may match through the link's own
+ *   name (`<prefix>/secret -> data`), which the real location does not repeat: a file the glob
+ *   denies by that name would be readable, so the request is refused (`permission_denied`, naming
+ *   the link and its target).
  */
-export function expandDenyGlobs(patterns: readonly string[]): string[] {
+export function expandDenyGlobs(
+  patterns: readonly string[],
+  readable: (realPath: string) => boolean,
+): string[] {
   const matches = new Set<string>();
   const scan = { visited: 0 };
   for (const pattern of patterns) {
     const glob = parseDenyGlob(pattern, 'linux');
-    for (const alternative of glob.alternatives) scanAlternative(glob, alternative, scan, matches);
+    for (const alternative of glob.alternatives) scanAlternative(glob, alternative, scan, matches, readable);
   }
   return [...matches].sort();
+}
+
+/**
+ * Whether the sandbox of `plan` may show anything at or below the real path `target`: the whole
+ * disk, or a readable or writable root (as spelled or as its real path) holding it or inside it.
+ * Erring towards true only makes the scan stricter.
+ */
+export function planMayShow(plan: SandboxPlan): (target: string) => boolean {
+  if (plan.fullDiskRead) return () => true;
+  const roots = [...plan.readableRoots, ...plan.writableRoots.map((root) => root.root)];
+  const spellings = [...roots, ...roots.map((root) => realPathOrNull(root)).filter((real) => real !== null)];
+  return (target) =>
+    spellings.some((root) => pathStartsWith('linux', target, root) || pathStartsWith('linux', root, target));
 }
 
 function scanAlternative(
@@ -209,6 +238,7 @@ function scanAlternative(
   alternative: GlobAlternative,
   scan: { visited: number },
   matches: Set<string>,
+  readable: (realPath: string) => boolean,
 ): void {
   const { prefix, rest } = globLiteralPrefix(alternative);
   const unbounded = rest.some((segment) => segment.kind === 'globstar');
@@ -227,7 +257,7 @@ function scanAlternative(
     scan.visited += 1;
     if (scan.visited > LIMITS.denyGlobScanMaxEntries)
       refuse(`its scan needs more than ${LIMITS.denyGlobScanMaxEntries} entries to find every match`);
-    if (glob.regex.test(path)) {
+    if (glob.test(path)) {
       if (existsNoFollow(path)) matches.add(path);
       continue;
     }
@@ -238,15 +268,19 @@ function scanAlternative(
       refuse(`${path} is ${depthBound} levels below ${prefix} and still has entries that could match`);
     for (const entry of entries) {
       const child = joinPath('linux', path, decodePathBytes(entry.name));
-      if (!entry.isSymbolicLink() || glob.regex.test(child) || (!unbounded && depth + 1 >= depthBound)) {
+      if (!entry.isSymbolicLink() || glob.test(child) || (!unbounded && depth + 1 >= depthBound)) {
         queue.push({ path: child, depth: depth + 1 });
         continue;
       }
       const target = realPathOrNull(child);
-      if (target === null || !isDirectory(target)) continue;
-      if (linksMaySkip && realPrefix !== null && pathStartsWith('linux', target, realPrefix)) continue;
-      refuse(
-        `matches could lie beneath the symlinked directory ${child} (-> ${target}), which its masks would miss`,
+      if (target === null || !isDirectory(target) || !readable(target)) continue;
+      if (realPrefix === null || !pathStartsWith('linux', target, realPrefix) || linksMaySkip) continue;
+      throw new FsError(
+        'permission_denied',
+        `the deny glob ${glob.pattern} cannot be enforced beside the symlinked directory ${child} (-> ${target}): ` +
+          'files it names through the link are masked only where the glob matches their real names; ' +
+          'deny the target too, narrow the glob, or move the link',
+        { denyGlob: glob.pattern, link: child, target },
       );
     }
   }
