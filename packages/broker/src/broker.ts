@@ -22,12 +22,12 @@ import type { CommandLaunchSpec, SandboxBackend } from './backends/backend.js';
 import { selectBackend } from './backends/select-backend.js';
 import type { Broker, CallInfo, CallOptions } from './broker-api.js';
 import {
+  type CommandRunOptions,
+  type CommandSpawnOptions,
   parseCommandRequest,
-  type RunOptions,
   type RunResult,
   runOutputCap,
   type SpawnedCommand,
-  type SpawnOptions,
 } from './command-api.js';
 import { admitRequest } from './core/admission.js';
 import { BatchPlan } from './core/batch-plan.js';
@@ -135,10 +135,13 @@ export interface FsBroker extends Broker {
    * LIMITS.commandRunOutputBytes). A refusal (a denied cwd, a program the sandbox does not show, an
    * untrusted broker) rejects with an FsError; the command's own failure is its exit code.
    */
-  run(argv: readonly string[], options: RunOptions & { encoding: 'buffer' }): Promise<RunResult<Buffer>>;
-  run(argv: readonly string[], options?: RunOptions): Promise<RunResult<string>>;
+  run(
+    argv: readonly string[],
+    options: CommandRunOptions & { encoding: 'buffer' },
+  ): Promise<RunResult<Buffer>>;
+  run(argv: readonly string[], options?: CommandRunOptions): Promise<RunResult<string>>;
   /** Starts one command under its sandbox context: its stdout and stderr stream, stdin is writable. */
-  spawn(argv: readonly string[], options?: SpawnOptions): Promise<SpawnedCommand>;
+  spawn(argv: readonly string[], options?: CommandSpawnOptions): Promise<SpawnedCommand>;
   /**
    * The launch of one command (process/start) under its sandbox context, what `run` and `spawn`
    * start. It runs unsandboxed only where the context grants everything anyway (as a helper
@@ -277,8 +280,8 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
   /** `spawn` and `run` once their options are parsed: process/start's launch, then the process. */
   async function spawnParsed(
     request: ParsedParams<'process/start'>,
-    stdin: SpawnOptions['stdin'] & {},
-    { signal, onNetwork }: Pick<SpawnOptions, 'signal' | 'onNetwork'>,
+    stdin: CommandSpawnOptions['stdin'] & {},
+    { signal, onNetwork }: Pick<CommandSpawnOptions, 'signal' | 'onNetwork'>,
     outputBytesCap: number | null,
   ): Promise<SpawnedCommand> {
     const launch = await prepareCommand(request.sandbox ?? null, {
@@ -342,7 +345,10 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       }
     },
     // The overloads are the interface's; one body serves both.
-    async run(argv: readonly string[], runOptions: RunOptions = {}): Promise<RunResult<string & Buffer>> {
+    async run(
+      argv: readonly string[],
+      runOptions: CommandRunOptions = {},
+    ): Promise<RunResult<string & Buffer>> {
       try {
         const { stdin, encoding = 'utf8', signal, onNetwork, ...wire } = runOptions;
         const request = parseCommandRequest(argv, wire);

@@ -36,7 +36,7 @@ export type CommandOptions = Omit<CommandRequest, 'argv'> & {
   onNetwork?: NetworkEventListener;
 };
 
-export interface SpawnOptions extends CommandOptions {
+export interface CommandSpawnOptions extends CommandOptions {
   /**
    * The command's stdin: `pipe` (default; write `command.stdin`, end it when done), `ignore`
    * (/dev/null), or a stream with a descriptor the command reads directly (`process.stdin`).
@@ -44,7 +44,7 @@ export interface SpawnOptions extends CommandOptions {
   stdin?: 'pipe' | 'ignore' | Stream;
 }
 
-export interface RunOptions extends CommandOptions {
+export interface CommandRunOptions extends CommandOptions {
   /** Bytes (or UTF-8 text) written to the command's stdin, which is then closed; none: /dev/null. */
   stdin?: string | Uint8Array;
   /** `utf8` (default): stdout and stderr as strings; `buffer`: as Buffers. */

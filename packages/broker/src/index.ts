@@ -34,10 +34,10 @@ export type {
   CommandExit,
   CommandOptions,
   CommandRequest,
-  RunOptions,
+  CommandRunOptions,
+  CommandSpawnOptions,
   RunResult,
   SpawnedCommand,
-  SpawnOptions,
 } from './command-api.js';
 export type { NetworkEvent, NetworkEventListener } from './network/network-event.js';
 export type { PoolOptions } from './pool/pool-options.js';

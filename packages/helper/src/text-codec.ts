@@ -3,7 +3,8 @@ import { FsError, LIMITS } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
 import { sizeText } from './size-text.js';
 
-type TextResult = HelperResultOf<'fs/readTextFile'>;
+/** fs/readTextFile's result, as the helper builds it. */
+export type TextResult = HelperResultOf<'fs/readTextFile'>;
 export type TextEncoding = TextResult['encoding'];
 export type LineEnding = TextResult['lineEnding'];
 

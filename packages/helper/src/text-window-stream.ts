@@ -1,8 +1,7 @@
-import type { HelperResultOf } from '@fs-sandbox/policy';
 import { FsError, type LineBreakKind } from '@fs-sandbox/policy/core';
 import { displayPath } from './display-path.js';
 import type { RegularFile } from './open-regular-file.js';
-import { type TextEncoding, textTooLarge } from './text-codec.js';
+import { type TextEncoding, type TextResult, textTooLarge } from './text-codec.js';
 
 /**
  * fs/readTextFile's window of a text file too large to decode whole (over LIMITS.textMaxBytes):
@@ -15,7 +14,6 @@ import { type TextEncoding, textTooLarge } from './text-codec.js';
  * The file is taken as it was when opened: bytes appended since (a live log) are not read.
  */
 
-type TextResult = HelperResultOf<'fs/readTextFile'>;
 export type StreamedText = Omit<TextResult, 'sha256'>;
 
 /** The window as the helper's params give it, 0-based: `first` line and at most `count` lines. */

@@ -46,7 +46,7 @@ export interface NarrowingFacts {
 }
 
 /** A policy entry as a context is written (before parsing). */
-type FileSystemEntry = z.input<typeof fileSystemEntrySchema>;
+type FileSystemEntryInput = z.input<typeof fileSystemEntrySchema>;
 
 /** The built-in profiles a `permissionProfile` may name, as the reference names them. */
 const BUILT_IN_PROFILES: Record<string, V2SandboxPolicy> = {
@@ -88,7 +88,7 @@ export function narrowContext(
     throw new FsError('invalid_request', 'this server has no restricted policy to narrow');
   }
   const entries = permissions.file_system.entries;
-  const readOnly: FileSystemEntry[] = entries.map((entry) =>
+  const readOnly: FileSystemEntryInput[] = entries.map((entry) =>
     entry.access === 'write' ? { ...entry, access: 'read' } : entry,
   );
   const writable =
@@ -111,7 +111,7 @@ export function narrowContext(
         entries: [
           ...readOnly,
           ...writable.map(
-            (path): FileSystemEntry => ({
+            (path): FileSystemEntryInput => ({
               path: { type: 'path', path: nativeToPathUri(path, facts.os) },
               access: 'write',
             }),
@@ -138,7 +138,7 @@ function builtInProfile(name: string): V2SandboxPolicy {
 }
 
 /** The server's writable roots as native paths; only plain path entries can be intersected. */
-function serverWritableRoots(entries: readonly FileSystemEntry[], os: HostOs): string[] {
+function serverWritableRoots(entries: readonly FileSystemEntryInput[], os: HostOs): string[] {
   return entries.flatMap((entry) =>
     entry.access === 'write' && entry.path.type === 'path' ? [pathUriToNative(entry.path.path, os)] : [],
   );
