@@ -224,7 +224,12 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
           return helperRequest === null ? null : runInProcess(helperRequest, callOptions.onProgress);
         },
         sandboxed: async (_request, context) => {
-          if (precheck) prechecked((paths) => precheckRequest(paths, context.profile, os, context.surface));
+          if (precheck) {
+            // Unknown when the runtime cannot be resolved: the refusal then names the rule, and
+            // preparing the sandbox fails on its own.
+            const runtimeReads = await runner.runtimeReads().catch(() => null);
+            prechecked((paths) => precheckRequest(paths, context.profile, os, context.surface, runtimeReads));
+          }
           const runOptions = {
             signal: callOptions.signal,
             timeoutMs: callOptions.timeoutMs ?? options.timeoutMs,

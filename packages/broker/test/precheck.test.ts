@@ -67,6 +67,23 @@ describe('precheckRequest', () => {
     ]);
   });
 
+  it('lets a read of what every sandbox shows to start a program through (the kernel allows it), never a write', () => {
+    const runtime = {
+      os: 'linux' as const,
+      helperFiles: ['/opt/fs/helper.cjs'],
+      minimalRootsPresent: ['/usr', '/etc'],
+    };
+    const read = (path: string) => () =>
+      precheckRequestFor('fs/readFile', { path }, profile, 'linux', runtime);
+    expect(read('file:///usr/bin/env')).not.toThrow();
+    expect(read('file:///opt/fs/helper.cjs')).not.toThrow();
+    expect(read('file:///etc/passwd')).toThrow(/outside readable roots/);
+    expect(read('file:///opt/fs/other')).toThrow(/outside readable roots/);
+    expect(() =>
+      precheckRequestFor('fs/writeFile', { path: 'file:///usr/bin/x' }, profile, 'linux', runtime),
+    ).toThrow(/outside writable roots/);
+  });
+
   it('names the deny entry', () => {
     const error = refusal('fs/getMetadata', { path: 'file:///w/.env' });
     expect(error.kind).toBe('permission_denied');

@@ -1,7 +1,9 @@
 import type { HostOs } from './host-os.js';
+import { pathStartsWith } from './native-path.js';
 import { nativeToPathUri } from './path-uri.js';
 import { accessFor } from './permissions/access.js';
 import { hasFullDiskRead } from './permissions/full-disk.js';
+import { runtimeReadRootCandidates } from './platform-roots.js';
 import {
   type FileSystemEntry,
   isRestrictedProfile,
@@ -18,9 +20,39 @@ export interface HelperRuntimeReads {
 }
 
 /**
- * The profile plus what the helper process itself needs to start: the platform
- * minimal roots when the policy lacks full-disk read, and read access to the exact helper files —
- * the files, not their folders, which may hold anything (credentials next to a bundle). `minimal`
+ * What every sandbox lets its program read whatever the policy grants, in the order they are
+ * granted: the runtime roots that exist (the minimal set without its configuration, see
+ * platform-roots.ts) unless the policy reads the whole disk anyway, then the exact helper files —
+ * the files, not their folders, which may hold anything (credentials next to a bundle). The one
+ * list both the widening below (what the sandbox mounts) and runtimeReadOf (what explainAccess,
+ * `why` and the pre-check report) are made from.
+ */
+export function runtimeReadPaths(profile: PermissionProfile, reads: HelperRuntimeReads): string[] {
+  const runtimeRoots = runtimeReadRootCandidates(reads.os);
+  const roots = hasFullDiskRead(profile)
+    ? []
+    : reads.minimalRootsPresent.filter((root) => runtimeRoots.includes(root));
+  return [...roots, ...reads.helperFiles];
+}
+
+/**
+ * The runtime read (a root or a helper file of runtimeReadPaths) that makes `path` readable in the
+ * sandbox although the policy grants it nothing, or null: where an entry of the policy decides the
+ * path (a deny included), that entry stands, as it does in the widening.
+ */
+export function runtimeReadOf(
+  profile: PermissionProfile,
+  path: string,
+  reads: HelperRuntimeReads,
+): string | null {
+  if (!isRestrictedProfile(profile)) return null;
+  const decision = accessFor(profile, path, reads.os);
+  if (decision.access !== 'deny' || decision.entry !== null) return null;
+  return runtimeReadPaths(profile, reads).find((granted) => pathStartsWith(reads.os, path, granted)) ?? null;
+}
+
+/**
+ * The profile plus what the helper process itself needs to start (runtimeReadPaths). `minimal`
  * entries become the roots that exist, so the result is concrete enough for buildSandboxPlan.
  *
  * A grant is added only where the path is currently unmatched: a path the policy already lets the
@@ -46,13 +78,11 @@ export function widenForHelperRuntime(
         : [entry],
     ),
   );
-  const grantRead = (path: string): void => {
+  for (const path of runtimeReadPaths(profile, reads)) {
     const decision = accessFor(widened, path, os);
-    if (decision.access !== 'deny' || decision.entry !== null) return;
+    if (decision.access !== 'deny' || decision.entry !== null) continue;
     widened = withEntries(widened, [...widened.file_system.entries, readEntry(path, 'read')]);
-  };
-  if (!hasFullDiskRead(profile)) for (const root of reads.minimalRootsPresent) grantRead(root);
-  for (const file of reads.helperFiles) grantRead(file);
+  }
   return widened;
 }
 

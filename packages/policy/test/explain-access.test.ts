@@ -23,9 +23,16 @@ const profile = restricted(
   pathEntry('file:///w/ro', 'read'),
 );
 
+/** What the sandbox shows every program (the runtime's reads). */
+const runtime = {
+  os: 'linux' as const,
+  helperFiles: ['/opt/fs/node', '/opt/fs/helper.cjs'],
+  minimalRootsPresent: ['/usr', '/etc', '/lib'],
+};
+
 /** Facts of a path that is what it says (no symlink anywhere). */
 function plain(path: string): PhysicalFacts {
-  return { guard, resolved: path, writeTarget: path, isSymlink: false, surfaceRefusal: null };
+  return { guard, resolved: path, writeTarget: path, isSymlink: false, surfaceRefusal: null, runtime };
 }
 
 describe('explainAccess', () => {
@@ -70,6 +77,7 @@ describe('explainAccess', () => {
       writeTarget: '/w/alias',
       isSymlink: true,
       surfaceRefusal: null,
+      runtime,
     };
     expect(explainAccess(profile, '/w/alias', 'linux', toSecret)).toMatchObject({ access: 'none' });
     expect(explainAccess(profile, '/w/alias', 'linux', toSecret).reason).toContain('(it is /w/.env)');
@@ -79,6 +87,7 @@ describe('explainAccess', () => {
       writeTarget: '/w/link',
       isSymlink: true,
       surfaceRefusal: null,
+      runtime,
     };
     expect(explainAccess(profile, '/w/link', 'linux', link)).toMatchObject({ access: 'read' });
     const viaParent = {
@@ -87,6 +96,7 @@ describe('explainAccess', () => {
       writeTarget: '/w/.git/HEAD',
       isSymlink: false,
       surfaceRefusal: null,
+      runtime,
     };
     expect(explainAccess(profile, '/w/g/HEAD', 'linux', viaParent)).toMatchObject({
       access: 'read',
@@ -98,6 +108,7 @@ describe('explainAccess', () => {
       writeTarget: '/secret/x',
       isSymlink: true,
       surfaceRefusal: null,
+      runtime,
     };
     const readOnlyRoot = restricted(pathEntry('file:///w', 'write'));
     expect(explainAccess(readOnlyRoot, '/w/out', 'linux', outside)).toMatchObject({
@@ -106,11 +117,49 @@ describe('explainAccess', () => {
     });
   });
 
-  it('gives no access outside every root, with no deciding entry', () => {
+  it('gives no access outside every root, with no deciding entry: /etc is configuration, not the runtime', () => {
     const narrow = restricted(pathEntry('file:///w', 'write'));
     expect(explainAccess(narrow, '/etc/passwd', 'linux', plain('/etc/passwd'))).toEqual({
       access: 'none',
       reason: 'outside readable roots',
+    });
+    expect(explainAccess(narrow, '/secret/x', 'linux', plain('/secret/x'))).toMatchObject({ access: 'none' });
+  });
+
+  it('reports what every sandbox shows to start a program as readable, naming that rule', () => {
+    const narrow = restricted(pathEntry('file:///w', 'write'));
+    expect(explainAccess(narrow, '/usr/bin/env', 'linux', plain('/usr/bin/env'))).toEqual({
+      access: 'read',
+      reason:
+        "no policy entry grants it, but every sandbox shows /usr read-only so that a program can start (the runtime's own reads)",
+    });
+    expect(
+      explainAccess(narrow, '/opt/fs/helper.cjs', 'linux', plain('/opt/fs/helper.cjs')).reason,
+    ).toContain('shows /opt/fs/helper.cjs read-only');
+    // Not the folder around a helper file, nor a sibling of it.
+    expect(explainAccess(narrow, '/opt/fs/secret', 'linux', plain('/opt/fs/secret')).access).toBe('none');
+    // Judged by both names: /bin is no runtime root here, and a name under /usr leading out is not read.
+    const bin = { ...plain('/bin/env'), resolved: '/usr/bin/env' };
+    expect(explainAccess(narrow, '/bin/env', 'linux', bin)).toMatchObject({ access: 'none' });
+    const usrLinkOut = { ...plain('/usr/lib/x'), resolved: '/secret/x' };
+    expect(explainAccess(narrow, '/usr/lib/x', 'linux', usrLinkOut)).toMatchObject({
+      access: 'none',
+      reason: 'outside readable roots (it is /secret/x)',
+    });
+  });
+
+  it('lets an entry of the policy decide over the runtime reads (a deny under /usr stays denied)', () => {
+    const denied = restricted(pathEntry('file:///w', 'write'), pathEntry('file:///usr/share/secret', 'deny'));
+    expect(explainAccess(denied, '/usr/share/secret/k', 'linux', plain('/usr/share/secret/k'))).toMatchObject(
+      {
+        access: 'none',
+        entry: 'file:///usr/share/secret:deny',
+      },
+    );
+    const minimal = restricted(special('minimal', 'read'));
+    expect(explainAccess(minimal, '/usr/bin/env', 'linux', plain('/usr/bin/env'))).toMatchObject({
+      access: 'read',
+      entry: 'minimal:read',
     });
   });
 });

@@ -52,12 +52,12 @@ describe('buildSandboxPlan', () => {
       cwd: null,
     });
   });
-  it('reference RO/WW shape: readable roots include minimal roots and exact helper files, sorted', () => {
+  it('reference RO/WW shape: readable roots include the runtime roots (not /etc) and exact helper files, sorted', () => {
     const profile = restricted(pathEntry('file:///srv/ro', 'read'), pathEntry('file:///srv/rw', 'write'));
     expect(planOf(profile)).toEqual({
       os: 'linux',
       fullDiskRead: false,
-      readableRoots: ['/etc', '/lib', '/opt/app/dist/helper.cjs', '/opt/node/bin/node', '/srv/ro', '/usr'],
+      readableRoots: ['/lib', '/opt/app/dist/helper.cjs', '/opt/node/bin/node', '/srv/ro', '/usr'],
       writableRoots: [{ root: '/srv/rw', readOnlySubpaths: [], protectedNames: PROTECTED }],
       deniedPaths: [],
       denyGlobs: [],
@@ -91,7 +91,6 @@ describe('buildSandboxPlan', () => {
     );
     const result = planOf(profile);
     expect(result.readableRoots).toEqual([
-      '/etc',
       '/lib',
       '/opt/app/dist/helper.cjs',
       '/opt/node/bin/node',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { accessFor } from '../src/permissions/access.js';
-import { widenForHelperRuntime } from '../src/widening.js';
+import { runtimeReadOf, runtimeReadPaths, widenForHelperRuntime } from '../src/widening.js';
 import { glob, pathEntry, restricted, special } from './support/contexts.js';
 
 const runtime = {
@@ -18,18 +18,39 @@ describe('widenForHelperRuntime', () => {
     expect(accessFor(widened, '/opt/app/dist/credentials.json', 'linux').access).toBe('deny');
     expect(accessFor(widened, '/opt/node/bin/npm', 'linux').access).toBe('deny');
   });
-  it('adds the present minimal roots when the policy lacks full-disk read', () => {
+  it('adds the present runtime roots (the minimal ones without /etc) when the policy lacks full-disk read', () => {
     const widened = widenForHelperRuntime(restricted(pathEntry('file:///w', 'write')), runtime);
     expect(widened).toEqual(
       restricted(
         pathEntry('file:///w', 'write'),
         pathEntry('file:///usr', 'read'),
-        pathEntry('file:///etc', 'read'),
         pathEntry('file:///lib', 'read'),
         pathEntry('file:///opt/node/bin/node', 'read'),
         pathEntry('file:///opt/app/dist/helper.cjs', 'read'),
       ),
     );
+  });
+  it('names, for a path the policy leaves unmatched, the runtime read that shows it (the same list)', () => {
+    const profile = restricted(
+      pathEntry('file:///w', 'write'),
+      pathEntry('file:///usr/share/secret', 'deny'),
+    );
+    expect(runtimeReadPaths(profile, runtime)).toEqual([
+      '/usr',
+      '/lib',
+      '/opt/node/bin/node',
+      '/opt/app/dist/helper.cjs',
+    ]);
+    expect(runtimeReadOf(profile, '/usr/bin/env', runtime)).toBe('/usr');
+    expect(runtimeReadOf(profile, '/opt/app/dist/helper.cjs', runtime)).toBe('/opt/app/dist/helper.cjs');
+    expect(runtimeReadOf(profile, '/etc/shadow', runtime)).toBeNull();
+    expect(runtimeReadOf(profile, '/usr/share/secret/key', runtime)).toBeNull();
+    expect(runtimeReadOf(profile, '/w/a', runtime)).toBeNull();
+    const widened = widenForHelperRuntime(profile, runtime);
+    for (const path of ['/usr/bin/env', '/etc/shadow', '/usr/share/secret/key', '/opt/app/dist/helper.cjs'])
+      expect(accessFor(widened, path, 'linux').access === 'read').toBe(
+        runtimeReadOf(profile, path, runtime) !== null,
+      );
   });
   it('adds nothing under full-disk read', () => {
     const profile = restricted(special('root', 'read'), pathEntry('file:///w', 'write'));

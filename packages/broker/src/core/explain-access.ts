@@ -48,6 +48,7 @@ export async function explainPathAccess(raw: unknown, options: ExplainOptions): 
       writeTarget,
       isSymlink: isSymlink(path),
       surfaceRefusal: hostSurfaceRefusal(guard, writeTarget, os),
+      runtime: await options.runner.runtimeReads(),
     });
   }
   if (options.untrusted && explanation.access === 'write') {

@@ -4,6 +4,7 @@ import {
   decideWrite,
   EXECUTABLE_SURFACE,
   FsError,
+  type HelperRuntimeReads,
   type HostOs,
   isDeniedPath,
   isProcfsAlias,
@@ -11,6 +12,7 @@ import {
   type PathGuard,
   type PermissionProfile,
   parentPath,
+  runtimeReadOf,
   type SurfaceEntry,
   splitNativePath,
   type TouchedPath,
@@ -27,19 +29,27 @@ import { realOrSelf } from '../runner/path-guard.js';
  * roots", "denied by entry …", "protected metadata path .git") before any helper starts.
  */
 
-/** Throws `permission_denied` / `protected_path` naming the rule when the profile refuses a path of the request. */
+/**
+ * Throws `permission_denied` / `protected_path` naming the rule when the profile refuses a path of
+ * the request. A read of what every sandbox shows to start a program (`runtime`, policy
+ * widening.ts) is not refused: the kernel lets the helper read it, so refusing here would only make
+ * the answer depend on `--no-precheck`.
+ */
 export function precheckRequest(
   paths: readonly TouchedPath[],
   profile: PermissionProfile,
   os: HostOs,
   surface: readonly SurfaceEntry[] = EXECUTABLE_SURFACE,
+  runtime: HelperRuntimeReads | null = null,
 ): void {
   for (const { path, access } of paths) {
     const want = access === 'read' ? 'read' : 'write';
     // `C:\w\GIT~1\config` or `C:\w\.git.\config` names .git without matching any rule about it.
     if (os === 'windows') assertPlainWindowsPath(path);
     const decision = checkAccess(profile, path, want, os, surface);
-    if (!decision.allowed && !mayBePlantedLink(decision, access)) {
+    if (decision.allowed) continue;
+    if (want === 'read' && runtime !== null && runtimeReadOf(profile, path, runtime) !== null) continue;
+    if (!mayBePlantedLink(decision, access)) {
       throw new FsError(decision.kind, `cannot ${want} ${path}: ${decision.rule}`);
     }
   }

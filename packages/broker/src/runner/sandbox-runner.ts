@@ -4,6 +4,7 @@ import {
   type CommandNetwork,
   deepFreeze,
   FsError,
+  type HelperRuntimeReads,
   type HostOs,
   type PathGuard,
   type SandboxedContext,
@@ -247,6 +248,23 @@ export class SandboxRunner {
     return { plan: host.plan, launch, host, runtimeReason: runtime.choice.reason };
   }
 
+  /**
+   * What every sandbox of this runner lets its program read whatever the policy grants (policy
+   * widening.ts): the runtime roots and the helper's files. The pre-check and explainAccess report
+   * these as readable, as the kernel lets a command read them.
+   */
+  async runtimeReads(): Promise<HelperRuntimeReads> {
+    return this.readsOf(await this.deps.runtime());
+  }
+
+  private readsOf(runtime: ResolvedHelperRuntime): HelperRuntimeReads {
+    return {
+      os: this.deps.os,
+      helperFiles: runtimeFiles(runtime),
+      minimalRootsPresent: runtime.minimalRootsPresent,
+    };
+  }
+
   /** `extraReads`: exact files a command's launch needs beyond the helper's (its network's set-up, CA files). */
   private planFor(
     context: SandboxedContext,
@@ -263,10 +281,10 @@ export class SandboxRunner {
     ]);
     const known = this.plans.get(key);
     if (known !== undefined) return known;
+    const reads = this.readsOf(runtime);
     const profile = widenForHelperRuntime(context.profile, {
-      os: this.deps.os,
-      helperFiles: [...runtimeFiles(runtime), ...extraReads],
-      minimalRootsPresent: runtime.minimalRootsPresent,
+      ...reads,
+      helperFiles: [...reads.helperFiles, ...extraReads],
     });
     const plan = buildSandboxPlan({ ...context, profile }, this.deps.os);
     // Bounded: the oldest plan goes first (Map iteration follows insertion order).

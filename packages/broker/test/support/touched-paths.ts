@@ -1,6 +1,7 @@
 import {
   descriptorOf,
   type HelperMethod,
+  type HelperRuntimeReads,
   type HostOs,
   type PathGuard,
   type PermissionProfile,
@@ -24,8 +25,9 @@ export function precheckRequestFor(
   params: Record<string, unknown>,
   profile: PermissionProfile,
   os: HostOs,
+  runtime: HelperRuntimeReads | null = null,
 ): void {
-  precheckRequest(pathsFor(method, params, os), profile, os);
+  precheckRequest(pathsFor(method, params, os), profile, os, undefined, runtime);
 }
 
 export function precheckPhysicalFor(

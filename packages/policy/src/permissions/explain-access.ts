@@ -2,6 +2,7 @@ import type { HostOs } from '../host-os.js';
 import type { WireResultOf } from '../method-table.js';
 import { decideWrite, isDeniedPath, type PathGuard } from '../path-guard.js';
 import type { PermissionProfile } from '../schemas/sandbox-context.js';
+import { type HelperRuntimeReads, runtimeReadOf } from '../widening.js';
 import { accessFor, checkAccess } from './access.js';
 
 export type AccessExplanation = WireResultOf<'fs/explainAccess'>;
@@ -22,6 +23,8 @@ export interface PhysicalFacts {
    * or null.
    */
   surfaceRefusal: string | null;
+  /** What every sandbox shows its program to start (widening.ts runtimeReadPaths' inputs). */
+  runtime: HelperRuntimeReads;
 }
 
 /**
@@ -38,15 +41,33 @@ export function explainAccess(
 ): AccessExplanation {
   const { entry } = accessFor(profile, path, os);
   const decided = entry === null ? {} : { entry };
-  const read = checkAccess(profile, path, 'read', os);
+  // Readable by the policy, or by what every sandbox shows so that a program can start: the
+  // kernel lets a command read both, so both are reported (the second naming that rule).
+  const readRule = (
+    target: string,
+  ): { allowed: true; runtime: string | null } | { allowed: false; rule: string } => {
+    const read = checkAccess(profile, target, 'read', os);
+    if (read.allowed) return { allowed: true, runtime: null };
+    const runtime = runtimeReadOf(profile, target, physical.runtime);
+    return runtime === null ? { allowed: false, rule: read.rule } : { allowed: true, runtime };
+  };
+  const read = readRule(path);
   if (!read.allowed) return { access: 'none', reason: read.rule, ...decided };
   const resolvedNote = physical.resolved === path ? '' : ` (it is ${physical.resolved})`;
   if (isDeniedPath(physical.guard, physical.resolved, os)) {
     return { access: 'none', reason: `it leads to a denied path${resolvedNote}`, ...decided };
   }
+  let runtime = read.runtime;
   if (physical.resolved !== path) {
-    const real = checkAccess(profile, physical.resolved, 'read', os);
+    const real = readRule(physical.resolved);
     if (!real.allowed) return { access: 'none', reason: `${real.rule}${resolvedNote}`, ...decided };
+    runtime ??= real.runtime;
+  }
+  if (runtime !== null) {
+    return {
+      access: 'read',
+      reason: `no policy entry grants it, but every sandbox shows ${runtime} read-only so that a program can start (the runtime's own reads)${resolvedNote}`,
+    };
   }
   const write = checkAccess(profile, path, 'write', os, physical.guard.surface.entries);
   if (!write.allowed) {

@@ -1,0 +1,113 @@
+import { chmod, lchown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ServeProcess } from './fixtures/conformance/serve-process.js';
+import { ensureBuilt } from './support/build.js';
+import { type CliUser, NOBODY_UID, runCli, USERS } from './support/cli.js';
+
+/**
+ * What `why` (fs/explainAccess) says is what the kernel lets a command and a helper read. Under the
+ * default profile (the minimal roots, the workspace) and under a policy with no minimal entry (the
+ * workspace alone: the sandbox then shows the runtime's roots, /usr and the like, but not /etc),
+ * for /etc/hostname, /usr/bin/env, a workspace file and a file outside: a command's `cat`, the
+ * helper's fs/readFile with the pre-check and without it, and the explanation agree.
+ */
+
+let base: string;
+
+beforeAll(async () => {
+  ensureBuilt();
+  base = await mkdtemp('/tmp/fs-sandbox-explain-agreement-');
+  await chmod(base, 0o755);
+  await writeFile(join(base, 'outside.txt'), 'outside\n', { mode: 0o644 });
+});
+
+afterAll(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+const env = { PATH: '/usr/bin:/bin' };
+
+function context(ws: string, minimal: boolean): unknown {
+  const entries = [
+    ...(minimal ? [{ path: { type: 'special', value: { kind: 'minimal' } }, access: 'read' }] : []),
+    { path: { type: 'path', path: `file://${ws}` }, access: 'write' },
+  ];
+  return {
+    permissions: { type: 'managed', file_system: { type: 'restricted', entries }, network: 'restricted' },
+    cwd: `file://${ws}`,
+    windowsSandboxLevel: 'disabled',
+  };
+}
+
+describe.each(USERS)('as %s', (user: CliUser) => {
+  let ws: string;
+  let serve: ServeProcess;
+  let unchecked: ServeProcess;
+
+  beforeAll(async () => {
+    ws = join(base, `ws-${user}`);
+    await mkdir(ws);
+    await writeFile(join(ws, 'mine.txt'), 'mine\n');
+    if (user === 'nobody') {
+      await lchown(ws, NOBODY_UID, NOBODY_UID);
+      await lchown(join(ws, 'mine.txt'), NOBODY_UID, NOBODY_UID);
+    }
+    serve = ServeProcess.start([], { user, env, cwd: ws });
+    unchecked = ServeProcess.start(['--no-precheck'], { user, env, cwd: ws });
+    await Promise.all([serve.handshake(), unchecked.handshake()]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([serve.stop(), unchecked.stop()]);
+  });
+
+  const cases = [
+    [
+      'the default profile',
+      true,
+      { '/etc/hostname': 'read', '/usr/bin/env': 'read', mine: 'write', outside: 'none' },
+    ],
+    [
+      'a policy with no minimal entry',
+      false,
+      { '/etc/hostname': 'none', '/usr/bin/env': 'read', mine: 'write', outside: 'none' },
+    ],
+  ] as const;
+
+  it.each(cases)('under %s: why, a command and the helper agree', async (_name, minimal, expected) => {
+    const paths = Object.keys(expected).map((key) =>
+      key === 'mine' ? join(ws, 'mine.txt') : key === 'outside' ? join(base, 'outside.txt') : key,
+    );
+    const sandbox = context(ws, minimal);
+    const options = { user, env, cwd: ws, timeoutMs: 30_000 };
+    // The CLI's `why` for one path, the server's fs/explainAccess for all.
+    const why = await runCli(
+      ['why', '--json', '--sandbox', JSON.stringify(sandbox), paths[0] as string],
+      options,
+    );
+    const explained: string[] = [];
+    for (const path of paths) {
+      const reply = await serve.request('fs/explainAccess', { path: `file://${path}`, sandbox });
+      explained.push((reply.result as { access: string }).access);
+    }
+    expect(explained).toEqual(Object.values(expected));
+    expect((JSON.parse(why.stdout) as { access: string }).access).toBe(explained[0]);
+    const script = paths.map((path) => `cat ${path} >/dev/null 2>&1 && echo yes || echo no`).join('; ');
+    const command = await runCli(
+      ['run', '--sandbox', JSON.stringify(sandbox), '--', '/bin/sh', '-c', script],
+      options,
+    );
+    const read = async (server: ServeProcess, path: string) =>
+      (await server.request('fs/readFile', { path: `file://${path}`, sandbox })).result !== undefined;
+    const readable = explained.map((access) => access !== 'none');
+    expect({
+      command: command.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line === 'yes'),
+      helper: await Promise.all(paths.map((path) => read(serve, path))),
+      'helper without the pre-check': await Promise.all(paths.map((path) => read(unchecked, path))),
+    }).toEqual({ command: readable, helper: readable, 'helper without the pre-check': readable });
+  });
+});
