@@ -69,6 +69,12 @@ export interface BrokerOptions {
   /** Default helper run time per call (LIMITS.helperTimeoutMs when unset). */
   timeoutMs?: number;
   /**
+   * Tasks (processes and threads) one sandboxed command may hold at once, where the machine offers
+   * a bound (a cgroup's pids controller, or RLIMIT_NPROC for a broker that is not root; `fs-sandbox
+   * doctor` says which). Default 1024; null for none.
+   */
+  maxProcesses?: number | null;
+  /**
    * Refuse (`permission_denied`) every request that would run outside a platform sandbox: no
    * context, or one routed in-process (disabled, external, unrestricted, full-disk write). Default false.
    */
@@ -163,8 +169,20 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
   let inProcessRipgrep: Promise<string | null> | null = null;
   const poolOptions = options.launcher === undefined ? resolvePoolOptions(options.pool) : null;
   const pool = poolOptions === null ? null : new WarmPool(poolOptions);
+  const { maxProcesses } = options;
+  // PID_MAX_LIMIT: no machine runs more tasks than that.
+  if (
+    maxProcesses != null &&
+    (!Number.isInteger(maxProcesses) || maxProcesses < 1 || maxProcesses > 4_194_304)
+  ) {
+    throw new FsError(
+      'invalid_params',
+      `maxProcesses must be an integer from 1 to 4194304, or null; got ${maxProcesses}`,
+    );
+  }
   const runner = new SandboxRunner({
     os,
+    ...(options.maxProcesses === undefined ? {} : { maxProcesses: options.maxProcesses }),
     backendFor:
       options.backendFor ??
       ((context) => selectBackend({ os, env, windowsSandboxLevel: context.windowsSandboxLevel })),

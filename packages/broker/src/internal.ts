@@ -25,5 +25,10 @@ export { PROXY_PORTS } from './network/sandbox-listeners.js';
 export { POOL_DEFAULTS, POOL_MAXIMUMS } from './pool/pool-options.js';
 export { LineSplitter } from './remote/line-splitter.js';
 export { CommandProcess, type CommandStartOptions, type CommandStream } from './runner/command-process.js';
+export {
+  DEFAULT_MAX_PROCESSES,
+  describeProcessBound,
+  processBoundMechanism,
+} from './runner/process-bound.js';
 export { HELPER_RUNTIME_ENV } from './runner/runtime-choice.js';
 export { type PreparedLaunch, SandboxRunner } from './runner/sandbox-runner.js';

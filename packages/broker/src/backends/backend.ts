@@ -139,6 +139,11 @@ export interface CommandLaunchSpec {
    * sockets, and the spawn must give it the channel (see network/sandbox-listeners.ts).
    */
   network?: NetworkLaunch;
+  /**
+   * The command's cgroup, made when it starts and removed when it has ended (runner/process-bound.ts;
+   * an RLIMIT_NPROC bound is in `argv` already); absent: none.
+   */
+  cgroup?: { parent: string; maxProcesses: number };
 }
 
 export type BackendName = 'bwrap' | 'seatbelt' | 'restricted-token';

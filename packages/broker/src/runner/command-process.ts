@@ -8,6 +8,7 @@ import { CommandProxy } from '../network/command-proxy.js';
 import type { ProxyNetwork } from '../network/destination.js';
 import type { NetworkEventListener } from '../network/network-event.js';
 import { type NetworkLaunch, receiveListeners } from '../network/sandbox-listeners.js';
+import { CommandCgroup } from './command-cgroup.js';
 import { coveredStdio, feedLaunchInputs } from './inherited-masks.js';
 
 export type CommandStream = 'stdout' | 'stderr';
@@ -65,7 +66,13 @@ export class CommandProcess {
     listeners: CommandListeners,
     options: CommandStartOptions = {},
   ): Promise<CommandProcess> {
-    const { file, args } = commandLaunchCommand(launch);
+    // The cgroup is made before the spawn and entered by the launch itself (command-cgroup.ts).
+    const cgroup =
+      launch.cgroup === undefined
+        ? null
+        : CommandCgroup.create(launch.cgroup.parent, launch.cgroup.maxProcesses);
+    const plain = commandLaunchCommand(launch);
+    const { file, args } = cgroup === null ? plain : cgroup.wrap(plain);
     const child: ChildProcess = spawn(file, args, {
       env: launch.env,
       cwd: launch.cwd,
@@ -78,7 +85,10 @@ export class CommandProcess {
     const command = new CommandProcess(child, stdin === 'pipe', launch.sandboxProgram !== null);
     await new Promise<void>((resolve, reject) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
-        if (child.pid === undefined) reject(spawnError(error, file));
+        if (child.pid === undefined) {
+          void cgroup?.remove();
+          reject(spawnError(error, plain.file));
+        }
       });
       child.once('spawn', () => resolve());
     });
@@ -103,22 +113,27 @@ export class CommandProcess {
         command.kill();
         // The sandbox's pid namespace ends with it, so its pipes close at once.
         await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2000))]);
+        await cgroup?.remove();
         throw withSetupWords(error, held);
       }
     }
     output = listeners.output;
     for (const [stream, chunk] of held) listeners.output(stream, chunk);
-    // Reported once the pipes are drained too, so every output chunk comes before the exit; past
-    // the drain deadline they are closed unread and the exit reported without the rest.
-    void drainedOrDeadline(child, closed, options.drainTimeoutMs).then(({ code, signal, drainTimedOut }) => {
-      command.exited = true;
-      if (drainTimedOut) {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-      }
-      listeners.exit(code ?? 128 + (signal === null ? 0 : (constants.signals[signal] ?? 0)), drainTimedOut);
-      listeners.closed();
-    });
+    // Reported once the pipes are drained too, so every output chunk comes before the exit (past
+    // the drain deadline they are closed unread and the exit reported without the rest), and once
+    // the command's cgroup is gone: whoever waits for the exit finds nothing left behind.
+    void drainedOrDeadline(child, closed, options.drainTimeoutMs).then(
+      async ({ code, signal, drainTimedOut }) => {
+        command.exited = true;
+        if (drainTimedOut) {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+        }
+        await cgroup?.remove();
+        listeners.exit(code ?? 128 + (signal === null ? 0 : (constants.signals[signal] ?? 0)), drainTimedOut);
+        listeners.closed();
+      },
+    );
     return command;
   }
 

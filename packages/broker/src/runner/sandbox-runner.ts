@@ -23,6 +23,12 @@ import { assertCwdShown, assertProgramShown } from './command-program.js';
 import { type ResolvedHelperRuntime, runsRipgrep } from './helper-runtime.js';
 import { type HostJournal, journaled } from './host-reads.js';
 import { buildPathGuard, type HostProtections, protectHostPaths } from './path-guard.js';
+import {
+  DEFAULT_MAX_PROCESSES,
+  type ProcessBoundMechanism,
+  processBoundFor,
+  processBoundMechanism,
+} from './process-bound.js';
 import type { HelperLauncher, RunHelperOptions } from './spawn-helper.js';
 import { newTempTag, removeTempsRequest, tempScopesOf } from './temp-cleanup.js';
 
@@ -43,6 +49,12 @@ const REUSABLE_LAUNCH_MAX_BYTES = 128 * 1024;
 
 export interface SandboxRunnerDeps {
   os: HostOs;
+  /**
+   * Tasks one command's sandbox may hold (process-bound.ts), or null for no bound; with the
+   * mechanism this machine offers for it (detected once when absent).
+   */
+  maxProcesses?: number | null;
+  processBound?: () => ProcessBoundMechanism;
   /** The platform backend for a context; throws `sandbox_unavailable` when there is none. */
   backendFor(context: SandboxedContext): SandboxBackend;
   runtime(): Promise<ResolvedHelperRuntime>;
@@ -218,16 +230,36 @@ export class SandboxRunner {
     assertCwdShown(command.cwd, mounted, guard);
     assertProgramShown(command.argv[0] as string, env, command.cwd, mounted, guard);
     if (network !== null) assertProgramShown(network.argv[0] as string, {}, command.cwd, mounted, guard);
+    const bound = processBoundFor(
+      this.deps.maxProcesses === undefined ? DEFAULT_MAX_PROCESSES : this.deps.maxProcesses,
+      (this.deps.processBound ?? processBoundMechanism)(),
+    );
+    // First inside the sandbox, before the network's set-up step, the terminal and the command:
+    // prlimit sets the bound on itself, in the sandbox's own user namespace, and becomes the next.
+    const limited =
+      bound?.kind === 'rlimit' ? [bound.prlimit, `--nproc=${bound.max}:${bound.max}`, '--'] : [];
+    if (limited.length > 0) {
+      try {
+        assertProgramShown(limited[0] as string, {}, command.cwd, mounted, guard);
+      } catch {
+        throw new FsError(
+          'sandbox_unavailable',
+          `the process bound needs ${limited[0]} inside the sandbox, and this policy does not show it`,
+          { kind: 'sandboxPreparation' },
+        );
+      }
+    }
     return {
       backend: launch.backend,
       sandboxProgram: launch.sandboxProgram,
       sandboxArgs: launch.sandboxArgs,
-      argv: network?.argv ?? argv,
+      argv: [...limited, ...(network?.argv ?? argv)],
       // bwrap itself gets the allowlist only; the command's variables are set inside.
       env: runtime.env,
       cwd: '/',
       ...(launch.inputs === undefined ? {} : { inputs: launch.inputs }),
       ...(network === null ? {} : { network: network.launch }),
+      ...(bound?.kind === 'cgroup' ? { cgroup: { parent: bound.parent, maxProcesses: bound.max } } : {}),
     };
   }
 

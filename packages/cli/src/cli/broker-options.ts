@@ -16,6 +16,8 @@ export interface BrokerFlags {
   /** Only on call and serve: refuse every write-class method (the trust gate). */
   untrusted?: boolean;
   helperRuntime?: HelperRuntimeChoice;
+  /** Only on the commands that run commands (run, serve, app-server). */
+  maxProcesses?: number | 'none';
 }
 
 export function positiveInteger(text: string): number {
@@ -52,6 +54,16 @@ export function addRequireSandboxOption(command: Command): Command {
   );
 }
 
+/** `--max-processes`, for the commands that run commands (run, serve, app-server). */
+export function addProcessLimitOption(command: Command): Command {
+  return command.option(
+    '--max-processes <n>',
+    "tasks (processes and threads) one command's sandbox may hold, or `none` (default 1024; `fs-sandbox doctor` says how this machine bounds them)",
+    // Not null for `none`: commander turns a parser's null into ''.
+    (text: string) => (text === 'none' ? 'none' : positiveInteger(text)),
+  );
+}
+
 /** `--untrusted`, for call and serve: the workspace is not trusted yet, so only reads run. */
 export function addUntrustedOption(command: Command): Command {
   return command.option(
@@ -71,5 +83,8 @@ export function brokerOptionsFrom(flags: BrokerFlags, io: CliIo): BrokerOptions 
     trusted: flags.untrusted !== true,
     helperRuntime: flags.helperRuntime,
     pool: false,
+    ...(flags.maxProcesses === undefined
+      ? {}
+      : { maxProcesses: flags.maxProcesses === 'none' ? null : flags.maxProcesses }),
   };
 }

@@ -2,9 +2,13 @@ import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  CommandProcess,
+  DEFAULT_MAX_PROCESSES,
+  describeProcessBound,
   HELPER_RUNTIME_ENV,
   locateBwrap,
   probeBwrap,
+  processBoundMechanism,
   resolveHelperRuntime,
 } from '@fs-sandbox/broker/internal';
 import {
@@ -53,6 +57,9 @@ export function registerDoctorCommand(program: Command, deps: CliDeps): void {
         ...(await backendChecks(os, deps)),
       ];
       checks.push(...(await sandboxedOperationChecks(os, deps)));
+      if (os === 'linux' && !checks.some((check) => check.status === 'FAIL')) {
+        checks.push(await processBoundCheck(os, deps));
+      }
       deps.io.stdout.write(`${formatChecks(checks)}\n`);
       if (checks.some((check) => check.status === 'FAIL')) deps.setExitCode(EXIT.failed);
     });
@@ -151,6 +158,62 @@ async function backendChecks(os: HostOs, deps: CliDeps): Promise<Check[]> {
       ...(probe.namespaces.usable ? {} : { remedy: await namespaceRemedy() }),
     },
   ];
+}
+
+/** The bound the doctor's own command runs under, and how many processes it tries to hold. */
+const PROBE_BOUND = 8;
+const PROBE_PROCESSES = 16;
+
+/**
+ * Which mechanism bounds a command's processes here (runner/process-bound.ts), proved by a real
+ * command under a small bound that tries to start twice as many: its shell must be refused a fork.
+ */
+async function processBoundCheck(os: HostOs, deps: CliDeps): Promise<Check> {
+  const name = 'process bound';
+  const mechanism = processBoundMechanism();
+  const detail = describeProcessBound(mechanism, DEFAULT_MAX_PROCESSES);
+  if (mechanism.kind === 'none') return { name, status: 'info', detail };
+  const workspace = await realpath(await mkdtemp(join(tmpdir(), 'fs-sandbox-doctor-')));
+  const broker = deps.createBroker({ env: deps.io.env, pool: false, maxProcesses: PROBE_BOUND });
+  try {
+    const root = nativeToPathUri(workspace, os);
+    const launch = await broker.prepareCommand(
+      { permissions: workspaceWriteProfile({ writableRoots: [root] }), cwd: root },
+      {
+        argv: ['/bin/sh', '-c', `i=0; while [ $i -lt ${PROBE_PROCESSES} ]; do sleep 2 & i=$((i+1)); done`],
+        cwd: workspace,
+        env: { PATH: '/usr/bin:/bin' },
+      },
+    );
+    let stderr = '';
+    const exitCode = await new Promise<number>((resolve, reject) => {
+      CommandProcess.start(launch, 'ignore', {
+        output: (stream, chunk) => {
+          if (stream === 'stderr') stderr += chunk.toString();
+        },
+        exit: resolve,
+        closed: () => {},
+      }).catch(reject);
+    });
+    const held = exitCode !== 0 && /fork/i.test(stderr);
+    return held
+      ? {
+          name,
+          status: 'ok',
+          detail: `${detail}; a command under a bound of ${PROBE_BOUND} was refused its fork`,
+        }
+      : {
+          name,
+          status: 'FAIL',
+          detail: `${detail}, yet a command under a bound of ${PROBE_BOUND} started ${PROBE_PROCESSES} processes`,
+          remedy: 'run with --max-processes none, or report it: the mechanism above did not hold',
+        };
+  } catch (error) {
+    return { name, status: 'FAIL', detail: `${detail}; the check failed: ${describeError(error)}` };
+  } finally {
+    await broker.close();
+    await rm(workspace, { recursive: true, force: true });
+  }
 }
 
 /** Time for the spares spawned after the first call to finish starting (a node start is ~0.1 s). */

@@ -3,6 +3,7 @@ import type { Stream } from 'node:stream';
 import type { SpawnedCommand } from '@fs-sandbox/broker';
 import { FsError } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
+import { addProcessLimitOption } from './broker-options.js';
 import type { CliDeps } from './cli-io.js';
 import { addNetworkOptions, collect, type NetworkFlags, withNetworkFlags } from './context-options.js';
 import { humanError } from './json-output.js';
@@ -26,7 +27,7 @@ type RunFlags = ShortcutFlags & NetworkFlags & { env: string[] };
  * streamed as it comes, and its exit code is ours.
  */
 export function registerRunCommand(program: Command, deps: CliDeps): void {
-  addNetworkOptions(shortcutCommand(program, 'run'))
+  addProcessLimitOption(addNetworkOptions(shortcutCommand(program, 'run')))
     .description('run a command in the sandbox; its output streams through, its exit code is passed on')
     .argument('<command...>', 'the program and its arguments (everything after the first one is theirs)')
     .passThroughOptions()

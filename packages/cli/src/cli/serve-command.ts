@@ -10,6 +10,7 @@ import type { ProtocolSurface } from '../server/surface.js';
 import { loadToken } from '../server/token-auth.js';
 import {
   addBrokerOptions,
+  addProcessLimitOption,
   addRequireSandboxOption,
   addUntrustedOption,
   type BrokerFlags,
@@ -76,7 +77,9 @@ export function addServerOptions(
   defaultListen: string,
   defaultConcurrency: number = SERVER_DEFAULTS.concurrency,
 ): Command {
-  return addPoolOptions(addUntrustedOption(addRequireSandboxOption(addBrokerOptions(command))))
+  return addPoolOptions(
+    addProcessLimitOption(addUntrustedOption(addRequireSandboxOption(addBrokerOptions(command)))),
+  )
     .option('--listen <address>', '`stdio` or `ws://HOST:PORT` (port 0 picks a free port)', defaultListen)
     .option(
       '--token-file <file>',
