@@ -72,6 +72,8 @@ interface Mount {
   alias?: PathFact;
   /** An executable-surface name directly under a writable root (`<root>/.git`). */
   surface?: true;
+  /** A self-bind of a directory holding a mask inside a writable root (see `pinsOf`). */
+  pin?: true;
 }
 
 /** What a mount inherits from its nearest mounted ancestor (or the base layer) that is already read-only. */
@@ -148,6 +150,7 @@ export function buildBwrapSandbox(plan: SandboxPlan, facts: PathFacts, runtime: 
     if (mount.kind === 'deny' && (inherited === 'hidden' || inherited === 'deny')) continue;
     // Another name only needs closing where a writable bind shows it; inside a deny it stays masked.
     if (mount.alias !== undefined && inherited !== 'write') continue;
+    if (mount.pin && !keepPin(mount, mounts, facts, inherited)) continue;
     const fact = mount.alias ?? factOf(facts, mount.path);
     // A symlink standing on a surface name (`.codex -> /usr`, planted from inside) is not mounted:
     // the guard refuses writes there by name, and mounting would either follow the link or refuse
@@ -313,7 +316,9 @@ function otherSpellingsOfDenied(
     const real = fact.real ?? deny;
     for (const bound of emitted) {
       // A read-only entry's other name lies inside a write root, which this loop visits itself.
-      if ((bound.kind !== 'read' && bound.kind !== 'write') || bound.alias !== undefined) continue;
+      // A pin shows what its writable root shows already.
+      if ((bound.kind !== 'read' && bound.kind !== 'write') || bound.alias !== undefined || bound.pin)
+        continue;
       // A root recreated as a symlink shows its target's mount, which is masked on its own.
       if (factOf(facts, bound.path).linkText !== null && bound.kind === 'read') continue;
       const below = relativeSegments('linux', real, factOf(facts, bound.path).real ?? bound.path);
@@ -335,7 +340,8 @@ function otherSpellingsOfDenied(
  * is what shows it.
  */
 function otherSpellingsOfReadOnly(plan: SandboxPlan, mounts: Mount[], facts: PathFacts): Mount[] {
-  const planned = new Set(mounts.map((mount) => mount.path));
+  // A pin is no read-only mount: the entry's other name may be where one is planned.
+  const planned = new Set(mounts.filter((mount) => !mount.pin).map((mount) => mount.path));
   const entries = [
     ...mounts.filter((mount) => mount.kind === 'read').map((mount) => mount.path),
     ...(plan.unshownReadOnlyPaths ?? []),
@@ -416,6 +422,7 @@ function planMounts(plan: SandboxPlan, runtime: HelperRuntime, denyGlobMatches: 
   }
   // Deny globs have no mount form: the paths they match now are masked like denied paths.
   for (const path of [...plan.deniedPaths, ...denyGlobMatches]) candidates.push({ path, kind: 'deny' });
+  candidates.push(...pinsOf(plan, candidates));
 
   const byPath = new Map<string, Mount>();
   for (const mount of candidates) {
@@ -423,6 +430,47 @@ function planMounts(plan: SandboxPlan, runtime: HelperRuntime, denyGlobMatches: 
     if (!existing || STRICTNESS[mount.kind] > STRICTNESS[existing.kind]) byPath.set(mount.path, mount);
   }
   return [...byPath.values()];
+}
+
+/**
+ * A mask (deny, read-only) inside a writable root holds only while its path does: `mv secret s2`
+ * from a command leaves `s2/key.txt` where the next sandbox masks nothing (its mask is planned at
+ * `secret/key.txt`, now missing). Every directory between the writable root and a mask is therefore
+ * bound onto itself: a mount point cannot be renamed or removed (`EBUSY`), so the masked path keeps
+ * its name for as long as any sandbox of this policy runs. Files and directories inside stay
+ * writable; only the pinned names themselves are fixed. Kept only above masks that are mounted
+ * (`keepPin`).
+ */
+function pinsOf(plan: SandboxPlan, mounts: readonly Mount[]): Mount[] {
+  const roots = plan.writableRoots.map((root) => root.root);
+  const pins = new Map<string, Mount>();
+  for (const mount of mounts) {
+    if (mount.kind !== 'deny' && mount.kind !== 'read') continue;
+    const root = roots
+      .filter((candidate) => candidate !== mount.path && pathStartsWith('linux', mount.path, candidate))
+      .sort((a, b) => b.length - a.length)[0];
+    if (root === undefined) continue;
+    const below = relativeSegments('linux', mount.path, root) ?? [];
+    for (let depth = 1; depth < below.length; depth++) {
+      const path = joinPath('linux', root, ...below.slice(0, depth));
+      pins.set(path, { path, kind: 'write', pin: true });
+    }
+  }
+  return [...pins.values()];
+}
+
+/** A pin is mounted where it is a real directory that a writable bind shows and a mounted mask lies below. */
+function keepPin(pin: Mount, mounts: readonly Mount[], facts: PathFacts, inherited: string): boolean {
+  if (inherited !== 'write') return false;
+  const fact = factOf(facts, pin.path);
+  if (fact.kind !== 'directory' || fact.linkText !== null) return false;
+  return mounts.some(
+    (mount) =>
+      (mount.kind === 'deny' || mount.kind === 'read') &&
+      pathStartsWith('linux', mount.path, pin.path) &&
+      mount.path !== pin.path &&
+      factOf(facts, mount.path).kind !== 'missing',
+  );
 }
 
 function sortAncestorsFirst(mounts: Mount[]): Mount[] {
