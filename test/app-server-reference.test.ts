@@ -412,6 +412,8 @@ async function observe(start: () => AppServerClient): Promise<Record<string, unk
         peer.notifications.splice(0);
       }
     }
+    // Every notification either peer sent parses by the schema our method table declares for it.
+    expect(peer.malformed).toEqual([]);
   } finally {
     await peer.stop();
   }

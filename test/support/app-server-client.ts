@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { APP_SERVER_METHOD_TABLE, notificationSchemasOf } from '@fs-sandbox/policy';
 import { CLI_BIN } from '../fixtures/conformance/serve-process.js';
 import { codexBinary } from './codex-binary.js';
 import { JsonLinesChild } from './json-lines-child.js';
@@ -15,19 +16,35 @@ export interface AppMessage {
   params?: Record<string, unknown>;
 }
 
+/** The app-server surface's notifications with the schemas its method table declares for them. */
+const NOTIFICATION_SCHEMAS = notificationSchemasOf(APP_SERVER_METHOD_TABLE);
+
 /**
  * An app-server child spoken to over stdio, line by line: `fs-sandbox app-server` or the pinned
  * reference `codex app-server`. Replies are matched by id; notifications are kept in arrival order.
+ * A notification of the surface is parsed by its schema from the method table, whoever sent it:
+ * one that does not parse is kept in `malformed` (the server's senders are typed from the same
+ * schemas, the reference is what they were written from).
  */
 export class AppServerClient extends JsonLinesChild {
   readonly notifications: AppMessage[] = [];
+  readonly malformed: Array<{ method: string; issues: string }> = [];
   private readonly replies = new Map<string | number, AppMessage>();
   private nextId = 1;
 
   protected take(line: string): void {
     const message = JSON.parse(line) as AppMessage;
-    if (message.id !== undefined && message.method === undefined) this.replies.set(message.id, message);
-    else this.notifications.push(message);
+    if (message.id !== undefined && message.method === undefined) {
+      this.replies.set(message.id, message);
+      return;
+    }
+    const parsed =
+      message.method === undefined
+        ? undefined
+        : NOTIFICATION_SCHEMAS.get(message.method)?.safeParse(message.params);
+    if (parsed?.success === false)
+      this.malformed.push({ method: message.method as string, issues: parsed.error.message });
+    this.notifications.push(message);
   }
 
   /** `fs-sandbox app-server` with these flags, run as `command` (a prefix such as setpriv) if given. */

@@ -1,4 +1,8 @@
+import { METHOD_TABLE, notificationSchemasOf } from '@fs-sandbox/policy';
 import type { ServeProcess } from '../fixtures/conformance/serve-process.js';
+
+/** process/start's notifications with the schemas the method table declares for them. */
+const NOTIFICATION_SCHEMAS = notificationSchemasOf(METHOD_TABLE);
 
 export interface FinishedProcess {
   stdout: string;
@@ -7,7 +11,10 @@ export interface FinishedProcess {
   notifications: Array<{ method: string; params: Record<string, unknown> }>;
 }
 
-/** The notifications a served process sent (from line `from` of the server's output) until its `process/closed`. */
+/**
+ * The notifications a served process sent (from line `from` of the server's output) until its
+ * `process/closed`, each checked against its schema in the method table (a mismatch throws).
+ */
 export async function processFinished(
   serve: ServeProcess,
   processId: string,
@@ -20,10 +27,14 @@ export async function processFinished(
       .slice(from)
       .map((line) => JSON.parse(line) as { method?: string; params?: Record<string, unknown> })
       .filter((message) => message.method !== undefined && message.params?.processId === processId)
-      .map((message) => ({
-        method: message.method as string,
-        params: message.params as Record<string, unknown>,
-      }));
+      .map((message) => {
+        const method = message.method as string;
+        const schema = NOTIFICATION_SCHEMAS.get(method);
+        if (schema === undefined) throw new Error(`${method} is not a notification of process/start`);
+        const parsed = schema.safeParse(message.params);
+        if (!parsed.success) throw new Error(`${method} does not match its schema: ${parsed.error.message}`);
+        return { method, params: message.params as Record<string, unknown> };
+      });
     if (notifications.some((n) => n.method === 'process/closed')) {
       const text = (stream: string) =>
         notifications

@@ -46,6 +46,9 @@ import type { PathAccess, TouchedPath } from './touched-path.js';
  * - `innerRequests`: the requests a request carries inside it (fs/batch's operations), from its
  *   helper params, each as it would be sent alone. The trust gate, the temp clean-up and the
  *   ripgrep binding judge a batch by them; the broker runs such a method through its batch plan.
+ * - `notifications`: the notifications a request of the method makes the server send afterwards,
+ *   by name, with their params' schemas. The server builds them as `NotificationsOf` types them
+ *   and clients parse them with the same schemas (`notificationSchemasOf`).
  *
  * Adding a method is one entry here, one operation module (helper `ops/` or a server handler), and
  * its tests; the compiler then asks for whatever else is missing.
@@ -70,6 +73,42 @@ export interface MethodDescriptor {
   readonly writesTree?: boolean;
   readonly runsRipgrep?: boolean;
   readonly innerRequests?: (helperParams: never) => readonly InnerRequest[];
+  readonly notifications?: NotificationSchemas;
+}
+
+/** A method's notifications: each name with the schema of its params. */
+export type NotificationSchemas = Readonly<Record<string, z.ZodType>>;
+
+/** The notification schemas of a table's methods, one union member per method that has some. */
+type NotificationMapsOf<T> = {
+  [M in keyof T]: T[M] extends { readonly notifications: infer S } ? S : never;
+}[keyof T];
+
+/**
+ * Every notification a method table's methods send, by name, with its params as the schema
+ * outputs them: what a server builds and a client receives. Derived, so a notification declared
+ * on a method is typed wherever it is sent.
+ */
+export type NotificationsOf<T> = {
+  [N in NotificationMapsOf<T> extends infer S ? (S extends unknown ? keyof S & string : never) : never]: (
+    NotificationMapsOf<T> extends infer S
+      ? S extends { readonly [K in N]: infer Z }
+        ? Z
+        : never
+      : never
+  ) extends infer Z extends z.ZodType
+    ? z.output<Z>
+    : never;
+};
+
+/** A table's notifications by name with their schemas (a name two methods send is one entry). */
+export function notificationSchemasOf(
+  table: Readonly<Record<string, { readonly summary: string; readonly notifications?: NotificationSchemas }>>,
+): ReadonlyMap<string, z.ZodType> {
+  const schemas = new Map<string, z.ZodType>();
+  for (const descriptor of Object.values(table))
+    for (const [name, schema] of Object.entries(descriptor.notifications ?? {})) schemas.set(name, schema);
+  return schemas;
 }
 
 /** One request carried inside another (an operation of fs/batch): a method name and its params. */
@@ -358,6 +397,11 @@ export const METHOD_TABLE = {
     answeredBy: 'server',
     exposed: true,
     paths: { cwd: 'read' },
+    notifications: {
+      'process/output': processResults.processOutputNotificationSchema,
+      'process/exited': processResults.processExitedNotificationSchema,
+      'process/closed': processResults.processClosedNotificationSchema,
+    },
   },
   'process/read': {
     summary: "A command's retained output after `afterSeq`, and whether it exited.",
@@ -417,6 +461,9 @@ export type HelperMethod = { [M in Method]: Table[M]['answeredBy'] extends 'help
 export type ServerMethod = Exclude<Method, HelperMethod>;
 /** Methods a client may send (JSON-RPC, `fs-sandbox call`). */
 export type ExposedMethod = { [M in Method]: Table[M]['exposed'] extends true ? M : never }[Method];
+
+/** The exec-server's notifications (process/start's output, exit and close), typed from their schemas. */
+export type ExecServerNotification = NotificationsOf<Table>;
 
 /** Params as a caller writes them (path URIs as strings, base64 as a string). */
 export type ParamsIn<M extends Method> = z.input<Table[M]['params']>;

@@ -4,11 +4,11 @@ import {
   type CommandStream,
   type NetworkEvent,
 } from '@fs-sandbox/broker/internal';
-import { FsError, LIMITS, type WireResultOf } from '@fs-sandbox/policy';
+import { type ExecServerNotification, FsError, LIMITS, type WireResultOf } from '@fs-sandbox/policy';
 
 /** How the table reaches its client: notifications, and whether the unsent output still has room. */
 export interface ProcessNotifier {
-  notify(method: string, params: Record<string, unknown>): void;
+  notify<N extends keyof ExecServerNotification>(method: N, params: ExecServerNotification[N]): void;
   /** False while the connection's unsent notifications exceed LIMITS.processUnsentOutputBytes. */
   hasRoom(): boolean;
   /** A network connection a command made through the broker (for the audit log). */
@@ -221,14 +221,14 @@ export class ProcessTable {
     while (entry.retainedBytes > LIMITS.processRetainedOutputBytes && entry.retained.length > 1) {
       entry.retainedBytes -= (entry.retained.shift() as RetainedChunk).chunk.length;
     }
-    const params: Record<string, unknown> = {
+    this.send('process/output', {
       processId: entry.id,
       seq: entry.seq,
       stream,
       chunk: chunk.toString('base64'),
-    };
-    if (entry.capReached) params.capReached = true;
-    this.send('process/output', params);
+      // Present only once the cap cut the output, as the reference writes it.
+      ...(entry.capReached ? { capReached: true } : {}),
+    });
     if (!this.notifier.hasRoom()) for (const other of this.entries.values()) other.command?.pause();
     entry.wake();
   }
@@ -237,14 +237,13 @@ export class ProcessTable {
     if (entry.timer !== null) clearTimeout(entry.timer);
     entry.exitCode = exitCode;
     entry.seq += 1;
-    const params: Record<string, unknown> = {
+    this.send('process/exited', {
       processId: entry.id,
       seq: entry.seq,
       exitCode,
       sandboxDenied: false,
-    };
-    if (entry.timedOut) params.timedOut = true;
-    this.send('process/exited', params);
+      ...(entry.timedOut ? { timedOut: true } : {}),
+    });
     entry.wake();
   }
 
@@ -255,7 +254,7 @@ export class ProcessTable {
     entry.wake();
   }
 
-  private send(method: string, params: Record<string, unknown>): void {
+  private send<N extends keyof ExecServerNotification>(method: N, params: ExecServerNotification[N]): void {
     if (!this.closed) this.notifier.notify(method, params);
   }
 }

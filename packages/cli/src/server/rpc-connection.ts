@@ -69,7 +69,7 @@ export class RpcConnection {
       this.session.resumeOutput?.();
     });
     const notifier = {
-      notify: (method: string, params: Record<string, unknown>) => this.sendNotification(method, params),
+      notify: (method: string, params: object) => this.sendNotification(method, params),
       hasRoom: () => this.unsent.held < LIMITS.processUnsentOutputBytes,
       network: (processId: string, event: NetworkEvent) =>
         this.settings.audit?.recordNetwork(this.id, processId, event),
@@ -299,7 +299,7 @@ export class RpcConnection {
   }
 
   /** A notification (process output and exits): held against the same unsent budget as replies. */
-  private sendNotification(method: string, params: Record<string, unknown>): void {
+  private sendNotification(method: string, params: object): void {
     if (this.closed) return;
     const whole = Buffer.from(JSON.stringify(this.surface.notification(method, params)), 'utf8');
     this.output.send([whole], this.unsent.hold(whole.length));

@@ -22,7 +22,7 @@ export interface ProtocolSurface {
   /** A thrown value as this wire's error object. */
   wireError(error: unknown): WireError;
   /** One notification as this wire carries it. */
-  notification(method: string, params: Record<string, unknown>): Record<string, unknown>;
+  notification(method: string, params: object): object;
   orderingKey(method: string, params: unknown): string | null;
 }
 
@@ -46,9 +46,13 @@ export interface SurfaceSession {
   close?(): void;
 }
 
-/** Sends what a session produces between replies, held against the connection's unsent budget. */
-export interface SessionNotifier {
-  notify(method: string, params: Record<string, unknown>): void;
+/**
+ * Sends what a session produces between replies, held against the connection's unsent budget.
+ * `Notifications` are the surface's, by name (`AppNotification`), typed from the schemas its method
+ * table declares.
+ */
+export interface SessionNotifier<Notifications extends object = Record<string, object>> {
+  notify<N extends keyof Notifications & string>(method: N, params: Notifications[N]): void;
   /** False while the connection's unsent notifications exceed LIMITS.processUnsentOutputBytes. */
   hasRoom(): boolean;
   /** A network connection a command (by its process id or key) made through the broker, for the audit log. */

@@ -1,7 +1,13 @@
 import type { z } from 'zod';
 import { FsError } from '../error-kinds.js';
 import type { HostOs } from '../host-os.js';
-import type { ParamsIn, PathAccess, WireResultOf } from '../method-table.js';
+import type {
+  NotificationSchemas,
+  NotificationsOf,
+  ParamsIn,
+  PathAccess,
+  WireResultOf,
+} from '../method-table.js';
 import { nativeToPathUri } from '../path-uri.js';
 import { assertShallow } from '../schemas/method-schemas.js';
 import { issueToFsError, safeParseOptions } from '../schemas/serde-messages.js';
@@ -40,7 +46,7 @@ export interface AppServerMethodDescriptor {
   readonly params: z.ZodType;
   readonly result: z.ZodType;
   readonly paths: Readonly<Record<string, PathAccess>>;
-  readonly notifications?: Readonly<Record<string, z.ZodType>>;
+  readonly notifications?: NotificationSchemas;
   readonly experimental?: boolean;
   readonly operation?: {
     readonly method: OperationOf;
@@ -175,13 +181,8 @@ type AppTable = typeof APP_SERVER_METHOD_TABLE;
 export type AppServerMethod = keyof AppTable;
 export type AppParams<M extends AppServerMethod> = z.output<AppTable[M]['params']>;
 export type AppResult<M extends AppServerMethod> = z.output<AppTable[M]['result']>;
-/** Every notification the surface sends, by method, typed from its schema. */
-export type AppNotification = {
-  'fs/changed': z.output<typeof v2.fsChangedNotificationSchema>;
-  'process/outputDelta': z.output<typeof v2.v2ProcessOutputDeltaNotificationSchema>;
-  'process/exited': z.output<typeof v2.v2ProcessExitedNotificationSchema>;
-  'command/exec/outputDelta': z.output<typeof v2.commandExecOutputDeltaNotificationSchema>;
-};
+/** Every notification the surface sends, by name, typed from the schemas its methods declare. */
+export type AppNotification = NotificationsOf<AppTable>;
 /** The file methods: one helper operation each. */
 export type AppOperationMethod = {
   [M in AppServerMethod]: AppTable[M] extends { operation: object } ? M : never;

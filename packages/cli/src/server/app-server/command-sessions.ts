@@ -2,6 +2,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type CommandLaunchSpec, CommandProcess, type CommandStream } from '@fs-sandbox/broker/internal';
 import {
+  type AppNotification,
   type AppParams,
   type AppResult,
   base64Problem,
@@ -91,7 +92,7 @@ export class CommandSessions {
   constructor(
     private readonly settings: AppServerSettings,
     private readonly os: HostOs,
-    private readonly notifier: SessionNotifier,
+    private readonly notifier: SessionNotifier<AppNotification>,
   ) {}
 
   async spawn(params: AppParams<'process/spawn'>): Promise<AppResult<'process/spawn'>> {
@@ -379,13 +380,10 @@ export class CommandSessions {
     capture.capReached = bound !== null && capture.bytes >= bound;
     if (session.streamOutput) {
       if (session.id !== null && !this.closed && (kept.length > 0 || capture.capReached)) {
-        const method = session.kind === 'process' ? 'process/outputDelta' : 'command/exec/outputDelta';
-        this.notifier.notify(method, {
-          [session.kind === 'process' ? 'processHandle' : 'processId']: session.id,
-          stream,
-          deltaBase64: kept.toString('base64'),
-          capReached: capture.capReached,
-        });
+        const delta = { stream, deltaBase64: kept.toString('base64'), capReached: capture.capReached };
+        if (session.kind === 'process')
+          this.notifier.notify('process/outputDelta', { processHandle: session.id, ...delta });
+        else this.notifier.notify('command/exec/outputDelta', { processId: session.id, ...delta });
         if (!this.notifier.hasRoom()) for (const other of this.sessions.values()) other.command?.pause();
       }
     } else {
@@ -402,7 +400,8 @@ export class CommandSessions {
       session.finished?.({ exitCode, stdout: text('stdout'), stderr: text('stderr') });
       return;
     }
-    if (this.closed) return;
+    // A process always has its handle (only a buffered command/exec runs without an id).
+    if (this.closed || session.id === null) return;
     this.notifier.notify('process/exited', {
       processHandle: session.id,
       exitCode,

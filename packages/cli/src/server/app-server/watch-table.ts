@@ -10,6 +10,7 @@ import {
   watch,
 } from 'node:fs';
 import {
+  type AppNotification,
   type AppParams,
   type AppResult,
   denialOf,
@@ -104,7 +105,7 @@ export class WatchTable {
   constructor(
     private readonly settings: AppServerSettings,
     private readonly os: HostOs,
-    private readonly notifier: SessionNotifier,
+    private readonly notifier: SessionNotifier<AppNotification>,
   ) {}
 
   async watch(params: AppParams<'fs/watch'>): Promise<AppResult<'fs/watch'>> {
