@@ -371,6 +371,49 @@ const STEPS: Record<string, Step> = {
       unknown: answerOf(unknown, true),
     };
   },
+  'command/exec tty of a given size, resized': async (peer) => {
+    const pending = peer.request('command/exec', {
+      command: ['sh', '-c', 'stty size; read x; stty size; echo got $x'],
+      processId: 'tty2',
+      tty: true,
+      size: { rows: 12, cols: 34 },
+    });
+    await peer.notificationsUntil(
+      (m) =>
+        m.method === 'command/exec/outputDelta' &&
+        Buffer.from(String(m.params?.deltaBase64), 'base64').includes('12 34'),
+    );
+    const resized = await peer.request('command/exec/resize', {
+      processId: 'tty2',
+      size: { rows: 41, cols: 101 },
+    });
+    const badSize = await peer.request('command/exec/resize', {
+      processId: 'tty2',
+      size: { rows: 1, cols: 0 },
+    });
+    const unknown = await peer.request('command/exec/resize', {
+      processId: 'nope',
+      size: { rows: 5, cols: 5 },
+    });
+    await peer.request('command/exec/write', {
+      processId: 'tty2',
+      deltaBase64: Buffer.from('abc\n').toString('base64'),
+    });
+    const reply = await pending;
+    const text = peer.notifications
+      .splice(0)
+      .filter((m) => m.method === 'command/exec/outputDelta')
+      .map((m) => Buffer.from(String(m.params?.deltaBase64), 'base64').toString())
+      .join('');
+    return {
+      resized: answerOf(resized, true),
+      badSize: answerOf(badSize, true),
+      unknown: answerOf(unknown, true),
+      sawNewSize: text.includes('41 101'),
+      sawInput: text.includes('got abc'),
+      reply: answerOf(reply, true),
+    };
+  },
   'command/exec tty of a given size': async (peer) => {
     const reply = await peer.request('command/exec', {
       command: ['sh', '-c', 'stty size'],

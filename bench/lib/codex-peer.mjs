@@ -25,10 +25,10 @@ const TRIPLES = {
   'darwin-arm64': 'aarch64-apple-darwin',
 };
 
-const cacheRoot = (env) => join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'fs-sandbox-bench');
+export const cacheRoot = (env) => join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'fs-sandbox-bench');
 
 /** The native binary of an @openai/codex installed under `prefix`, or null when there is none. */
-function binaryUnder(prefix) {
+export function binaryUnder(prefix) {
   const platform = `${process.platform}-${process.arch}`;
   const triple = TRIPLES[platform];
   if (triple === undefined) throw new Error(`@openai/codex ships no binary for ${platform}`);

@@ -1,8 +1,24 @@
+import { APP_SERVER_METHODS } from '@fs-sandbox/policy';
 import { describe, expect, it } from 'vitest';
-import { formatChecks, namespaceRemedy } from '../src/cli/doctor-command.js';
+import { appServerSurfaceCheck, formatChecks, namespaceRemedy } from '../src/cli/doctor-command.js';
 import { formatTable, wrapText } from '../src/cli/table.js';
 
 describe('doctor report', () => {
+  it('lists the V2 app-server surface: every method, its notifications, and whether a terminal is given', () => {
+    const withBun = formatChecks([appServerSurfaceCheck('linux', 'bun')]);
+    for (const method of APP_SERVER_METHODS) expect(withBun.replaceAll(/\s+/g, ' ')).toContain(method);
+    for (const notification of [
+      'fs/changed',
+      'process/outputDelta',
+      'process/exited',
+      'command/exec/outputDelta',
+    ])
+      expect(withBun).toContain(notification);
+    expect(withBun).toContain('tty: true runs on a terminal inside the sandbox');
+    expect(formatChecks([appServerSurfaceCheck('linux', 'node')])).toContain('tty: true is refused');
+    expect(formatChecks([appServerSurfaceCheck('macos', 'bun')])).toContain('fs/watch is Linux only');
+  });
+
   it('prints a failing check with a long detail within 100 columns, its remedy on a fix: line', () => {
     const detail = `fs-sandbox: bubblewrap (bwrap) was not found or is not executable (${'/very/long/path'.repeat(12)}); install bubblewrap to run sandboxed file operations [sandbox_unavailable]`;
     const report = formatChecks([

@@ -12,9 +12,12 @@ import {
   resolveHelperRuntime,
 } from '@fs-sandbox/broker/internal';
 import {
+  APP_SERVER_METHOD_TABLE,
+  APP_SERVER_METHODS,
   currentHostOs,
   type HostOs,
   nativeToPathUri,
+  notificationSchemasOf,
   type SandboxContextInput,
   workspaceWriteProfile,
 } from '@fs-sandbox/policy';
@@ -57,6 +60,15 @@ export function registerDoctorCommand(program: Command, deps: CliDeps): void {
         ...(await backendChecks(os, deps)),
       ];
       checks.push(...(await sandboxedOperationChecks(os, deps)));
+      checks.push(
+        appServerSurfaceCheck(
+          os,
+          await resolveHelperRuntime(os, deps.io.env).then(
+            (runtime) => runtime.executable.kind,
+            () => null,
+          ),
+        ),
+      );
       if (os === 'linux' && !checks.some((check) => check.status === 'FAIL')) {
         checks.push(await processBoundCheck(os, deps));
       }
@@ -110,6 +122,26 @@ export async function namespaceRemedy(read: ReadSysctl = readSysctl): Promise<st
     '(e.g. docker run --security-opt seccomp=unconfined, or --privileged), or use a setuid bwrap via ' +
     'FS_SANDBOX_BWRAP=/path/to/bwrap'
   );
+}
+
+/**
+ * The V2 surface `fs-sandbox app-server` serves here, from its method table: the methods, the
+ * notifications they send, and what this host lacks of it (watches are Linux only; a terminal for
+ * `tty: true` is allocated by the Bun helper inside the sandbox, so the node helper refuses it).
+ */
+export function appServerSurfaceCheck(os: HostOs, helperKind: string | null): Check {
+  const notifications = [...notificationSchemasOf(APP_SERVER_METHOD_TABLE).keys()];
+  const limits = [
+    os === 'linux' ? null : 'fs/watch is Linux only here',
+    helperKind === 'bun'
+      ? 'tty: true runs on a terminal inside the sandbox'
+      : 'tty: true is refused (no Bun helper)',
+  ].filter((text) => text !== null);
+  return {
+    name: 'app-server (V2)',
+    status: 'info',
+    detail: `${APP_SERVER_METHODS.join(', ')}; notifications ${notifications.join(', ')}; ${limits.join('; ')}`,
+  };
 }
 
 /** Which runtime the helpers run under and why (FS_SANDBOX_HELPER_RUNTIME, Bun's self-check), and its bundle. */
