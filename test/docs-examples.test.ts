@@ -79,6 +79,10 @@ const COMMANDS: Record<string, Coverage> = {
   'pnpm bench --peer codex': {
     notRun: 'as `pnpm bench`; the peer set-up is checked by test/bench-codex-peer.test.ts',
   },
+  'pnpm bench:app-server': {
+    notRun:
+      'as `pnpm bench`; it drives the same servers and methods as test/app-server-reference.test.ts, which runs every method it times against both',
+  },
   'pnpm format': { notRun: 'it rewrites the working tree; `pnpm run lint` (biome check) runs in .ci/run' },
   // docs/cli.md
   [`fs-sandbox call fs/readFile '{"path":"file:///work/repo/README.md","sandbox":{
