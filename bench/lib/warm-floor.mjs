@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { launchCommand } from '@fs-sandbox/broker';
+import { spawnLaunch } from '@fs-sandbox/broker';
 import { bunExecutable, compileWithBun } from '../../packages/helper/scripts/bun-compile.mjs';
 
 const PROGRAM = fileURLToPath(new URL('./warm-floor-program.cjs', import.meta.url));
@@ -20,12 +19,10 @@ const PROGRAM = fileURLToPath(new URL('./warm-floor-program.cjs', import.meta.ur
 export class WarmFloor {
   /** The next process, spawned as soon as the last one answered (as the pool refills). */
   #next;
-  #command;
-  #env;
+  #launch;
 
   constructor(launch, floorDir, warmUpFile) {
-    this.#command = launchCommand(floorLaunch(launch, floorDir, warmUpFile));
-    this.#env = launch.env;
+    this.#launch = floorLaunch(launch, floorDir, warmUpFile);
     this.#next = this.#spawn();
   }
 
@@ -63,13 +60,9 @@ export class WarmFloor {
   }
 
   #spawn() {
-    const child = spawn(this.#command.file, this.#command.args, {
-      env: this.#env,
-      cwd: '/',
-      detached: true,
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
+    const child = spawnLaunch(this.#launch, 'ignore');
     child.on('error', () => {});
+    child.stdin.on('error', () => {});
     return child;
   }
 }

@@ -45,3 +45,4 @@ export type { PoolStats } from './pool/pool-stats.js';
 export { type ResolvedHelperRuntime, resolveHelperRuntime } from './runner/helper-runtime.js';
 export { HELPER_RUNTIME_CHOICES, type HelperRuntimeChoice } from './runner/runtime-choice.js';
 export { type HelperLauncher, type RunHelperOptions, runHelper } from './runner/spawn-helper.js';
+export { spawnLaunch } from './runner/spawn-launch.js';

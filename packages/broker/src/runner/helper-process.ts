@@ -1,11 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
 import { FsError, LIMITS, parseProgressLine, type TreeProgress } from '@fs-sandbox/policy/core';
 import type { LaunchSpec } from '../backends/backend.js';
-import { launchCommand } from '../backends/launch-command.js';
-import { coveredStdio, feedLaunchInputs } from './inherited-masks.js';
 import { launchFailure } from './launch-failure.js';
 import { ReplyReader } from './reply-reader.js';
+import { spawnLaunch } from './spawn-launch.js';
 
 export interface RunHelperOptions {
   /** Aborting kills the helper's process tree; the call rejects with `internal_error`. */
@@ -42,15 +41,7 @@ export class HelperProcess {
   private onReplyComplete: (() => void) | null = null;
 
   private constructor(private readonly launch: LaunchSpec) {
-    const { file, args } = launchCommand(launch);
-    this.child = spawn(file, args, {
-      env: launch.env,
-      cwd: '/',
-      detached: true,
-      stdio: coveredStdio(['pipe', 'pipe', 'pipe'], launch.inputs),
-      windowsHide: true,
-    });
-    feedLaunchInputs(this.child, launch.inputs);
+    this.child = spawnLaunch(launch);
     this.child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));
     this.child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
     // EPIPE when the helper exits before reading all of stdin: its exit status says what happened.
