@@ -129,6 +129,23 @@ const COMMANDS: Record<string, Coverage> = {
     run: { code: 0, stdout: /^built, CI=1$/m },
   },
   'echo data | fs-sandbox run wc -c': { run: { code: 0, stdout: /^5$/m } },
+  // docs/cli.md: policy files (the page's fs-sandbox.toml is ~/repo/fs-sandbox.toml here)
+  'fs-sandbox cat --find-policy src/main.ts': { run: { code: 0, stdout: /^let x = 1;$/m } },
+  'fs-sandbox cat --find-policy .env': { run: { code: 1, stdout: /^$/, stderr: PERMISSION_DENIED } },
+  'fs-sandbox write --policy fs-sandbox.toml --profile review review.txt "x"': {
+    run: { code: 1, stderr: PERMISSION_DENIED, exists: { 'repo/review.txt': false } },
+  },
+  'fs-sandbox run --find-policy --profile review -- cat ../docs/spec.md': {
+    run: { code: 0, stdout: /^# spec$/ },
+  },
+  'fs-sandbox why --find-policy .env': {
+    run: { code: 0, stdout: /written in \S*\/repo\/fs-sandbox\.toml line 7 \(profiles\.dev\.deny\[0\]\)/ },
+  },
+  'fs-sandbox serve --find-policy --profile review --listen stdio': { server: 'stdio' },
+  'fs-sandbox mcp --find-policy --profile dev': {
+    coveredBy:
+      'test/policy-file.test.ts (mcp with a profile of a policy file, its denies and read-only mode)',
+  },
   // docs/library.md
   'pnpm install && pnpm run build': { coveredBy: '.ci/run (scripts/setup.sh runs both)' },
   "pnpm -r --filter './packages/**' pack --pack-destination /tmp/fs-sandbox-tarballs": {
@@ -189,6 +206,12 @@ beforeAll(async () => {
   await writeFile(join(project, 'x'), 'x\n');
   await writeFile(join(project, 'package.json'), '{"name":"repo","scripts":{"test":"echo tests pass"}}\n');
   await writeFile(join(home, 'docs/spec.md'), '# spec\n');
+  // The policy file of docs/cli.md, where its commands find it.
+  const [policy] = codeBlocks().filter(
+    (block) => block.lang === 'toml' && block.text.startsWith('# fs-sandbox.toml'),
+  );
+  expect(policy?.page).toBe('docs/cli.md');
+  await writeFile(join(project, 'fs-sandbox.toml'), policy?.text ?? '');
 });
 
 afterAll(async () => {

@@ -393,7 +393,7 @@ describe('shortcut commands', () => {
     expect(run.recorded.calls).toHaveLength(0);
     const both = await runCli(['cat', '--profile', 'read-only', '--sandbox', '{}', 'a']);
     expect(both.stderr).toBe(
-      'fs-sandbox: --sandbox cannot be combined with the profile flags [invalid_params]\n',
+      'fs-sandbox: --sandbox cannot be combined with the profile flags (but --read-root, which adds reads to it) [invalid_params]\n',
     );
   });
 

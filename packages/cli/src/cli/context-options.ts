@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   currentHostOs,
+  entryLabel,
   type FileSystemEntry,
   FsError,
   type HostOs,
@@ -11,12 +12,24 @@ import {
   type SandboxContextInput,
   workspaceWriteProfile,
 } from '@fs-sandbox/policy';
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import type { CliIo } from './cli-io.js';
+import {
+  BUILT_IN_PROFILES,
+  findPolicyFile,
+  GLOB_CHARACTERS,
+  isBuiltInProfile,
+  POLICY_FILE_NAME,
+  PolicyFile,
+  type PolicyProfile,
+  type PolicySource,
+  surfacePolicy,
+} from './policy-file.js';
 
 /** The human way to describe a sandbox context on the command line. */
-export interface ContextFlags {
-  profile?: 'read-only' | 'workspace-write';
+export interface ContextFlags extends PolicyFlags {
+  /** A built-in profile (read-only, workspace-write), or with a policy file one of its profiles. */
+  profile?: string;
   cwd?: string;
   writableRoot: string[];
   readRoot?: string[];
@@ -36,9 +49,16 @@ export interface ContextDefaults {
   checkDirectories?: boolean;
 }
 
+/** Where the profiles of a policy file come from (`--policy FILE`, or `--find-policy`). */
+export interface PolicyFlags {
+  profile?: string;
+  policy?: string;
+  findPolicy?: boolean;
+}
+
 /** What each profile reads and writes, for the help of every command that takes the flags. */
 export const PROFILE_HELP =
-  'sandbox profile. workspace-write: writes the writable roots (default: the cwd), reads only the ' +
+  'sandbox profile: a built-in one, or with --policy/--find-policy a profile of the policy file. workspace-write: writes the writable roots (default: the cwd), reads only the ' +
   "platform's minimal roots (what a program needs to start), the cwd, the writable roots and the " +
   '--read-roots. read-only: writes nothing and reads the WHOLE disk, or with --read-root only the ' +
   'minimal roots, the cwd and the read roots. (On Windows reads cannot be confined: both read the whole disk.)';
@@ -46,12 +66,32 @@ export const PROFILE_HELP =
 /** Commander's accumulator for a repeatable option. */
 export const collect = (value: string, previous: string[]) => [...previous, value];
 
-/** A `--deny` value with one of these characters is a glob pattern, as in the policy's glob entries. */
-export const GLOB_CHARACTERS = /[*?[{]/;
+export { GLOB_CHARACTERS } from './policy-file.js';
+
+/** `--policy` and `--find-policy`, which every command with `--profile` takes. */
+export function addPolicyOptions(command: Command): Command {
+  return command
+    .hook('preAction', (_, action) => {
+      // Without a policy file, only a built-in profile means anything: a usage error, as before.
+      const { profile, policy, findPolicy } = action.opts<PolicyFlags>();
+      if (profile !== undefined && !isBuiltInProfile(profile) && policy === undefined && findPolicy !== true)
+        action.error(
+          `error: --profile ${profile} is not a built-in profile (${BUILT_IN_PROFILES.join(', ')}): a policy file's profile needs --policy FILE or --find-policy`,
+          { exitCode: 2, code: 'commander.invalidArgument' },
+        );
+    })
+    .option(
+      '--policy <file>',
+      `take the profile from this policy file (${POLICY_FILE_NAME}; --profile NAME, else its default_profile); the flags add to it and win`,
+    )
+    .option(
+      '--find-policy',
+      `take the profile from the nearest ${POLICY_FILE_NAME} in the cwd or a directory above it (never looked for without this flag)`,
+    );
+}
 
 export function addContextOptions(command: Command): Command {
-  return command
-    .addOption(new Option('--profile <name>', PROFILE_HELP).choices(['read-only', 'workspace-write']))
+  return addPolicyOptions(command.option('--profile <name>', PROFILE_HELP))
     .option(
       '--cwd <dir>',
       'sandbox cwd and workspace root; relative paths resolve against it (default: the current directory)',
@@ -74,7 +114,10 @@ export function addContextOptions(command: Command): Command {
       collect,
       [],
     )
-    .option('--sandbox <json>', 'a complete sandbox context in the wire format (instead of the flags above)');
+    .option(
+      '--sandbox <json>',
+      'a complete sandbox context in the wire format (instead of the flags above; --read-root adds reads to it)',
+    );
 }
 
 /** How a command's network is asked for on the command line (`run`, `explain`). */
@@ -141,10 +184,12 @@ export function withNetworkFlags(
   const permissions = sandbox.permissions;
   if (permissions.type !== 'managed')
     throw new FsError('invalid_params', `${named} needs managed permissions`);
+  // The flags replace a policy file's network (flags win): its allowlist goes with it.
+  const { network_domains: _replaced, ...others } = permissions;
   const network = flags.network
-    ? { ...permissions, network: 'enabled' as const }
+    ? { ...others, network: 'enabled' as const }
     : {
-        ...permissions,
+        ...others,
         network: 'restricted' as const,
         network_domains: { allow: flags.allowDomain, deny: flags.denyDomain },
       };
@@ -159,6 +204,19 @@ export function baseDirectory(flags: Pick<ContextFlags, 'cwd'>, io: CliIo): stri
   return flags.cwd === undefined ? io.cwd : resolve(io.cwd, flags.cwd);
 }
 
+/** A policy file's profile that a context was built from, and where each of its entries was written. */
+export interface PolicyOrigin {
+  profile: PolicyProfile;
+  /** By the label of a context entry (`file:///w/.env:deny`, as `why` reports it). */
+  sources: ReadonlyMap<string, PolicySource>;
+}
+
+/** The context the flags describe, and the policy file's profile in it (null without one). */
+export interface FlagsContext {
+  context: SandboxContextInput | null;
+  policy: PolicyOrigin | null;
+}
+
 /**
  * The wire-form sandbox context the flags describe, or null when none was asked for (the
  * operation then runs without a sandbox, as with `"sandbox": null` on the wire). Native paths are
@@ -169,6 +227,108 @@ export function contextFromFlags(
   io: CliIo,
   os: HostOs = currentHostOs(),
   defaults: ContextDefaults = {},
+): SandboxContextInput | null {
+  return resolveContext(flags, io, os, defaults).context;
+}
+
+/**
+ * `contextFromFlags` with the policy file's part named. A policy file's profile is read as if its
+ * values were flags written before the command line's own (its paths absolute against the file's
+ * directory): the roots and denies of both apply, and where one value must win, the flags do
+ * (`--network`, `--allow-domain` and `--deny-domain` replace the file's network).
+ */
+export function resolveContext(
+  flags: ContextFlags,
+  io: CliIo,
+  os: HostOs = currentHostOs(),
+  defaults: ContextDefaults = {},
+): FlagsContext {
+  const policy = policyProfileFrom(flags, io);
+  if (policy === null) return { context: contextFromFlagsOnly(flags, io, os, defaults), policy: null };
+  if (flags.sandbox !== undefined)
+    throw new FsError(
+      'invalid_params',
+      `${flags.sandbox === false ? '--no-sandbox' : '--sandbox'} cannot be combined with a policy file`,
+    );
+  const merged: ContextFlags = {
+    ...flags,
+    profile: policy.sandboxMode ?? 'workspace-write',
+    writableRoot: [...policy.writableRoots.map(({ value }) => value), ...flags.writableRoot],
+    readRoot: [...policy.readRoots.map(({ value }) => value), ...(flags.readRoot ?? [])],
+    deny: [...policy.deny.map(({ value }) => value), ...flags.deny],
+  };
+  if (merged.profile === 'read-only' && flags.writableRoot.length > 0)
+    throw new FsError(
+      'invalid_params',
+      `--writable-root needs a workspace-write profile: ${policy.name} of ${policy.file} is read-only`,
+    );
+  let context = contextFromFlagsOnly(merged, io, os, defaults) as SandboxContextInput;
+  if (policy.network !== undefined)
+    context = withNetworkFlags(context, policy.network) as SandboxContextInput;
+  const surface = surfacePolicy(policy, os);
+  if (surface !== undefined) context = { ...context, executableSurface: surface };
+  return { context, policy: { profile: policy, sources: entrySources(policy, os) } };
+}
+
+/** The policy file's profile the flags select, or null when they name no policy file. */
+export function policyProfileFrom(
+  flags: PolicyFlags & Pick<ContextFlags, 'cwd'>,
+  io: CliIo,
+): PolicyProfile | null {
+  const builtIn = flags.profile === undefined || isBuiltInProfile(flags.profile);
+  if (flags.policy === undefined && flags.findPolicy !== true) {
+    if (!builtIn)
+      throw new FsError(
+        'invalid_params',
+        `--profile ${flags.profile} is not a built-in profile (${BUILT_IN_PROFILES.join(', ')}): a policy file's profile needs --policy FILE or --find-policy`,
+      );
+    return null;
+  }
+  if (flags.policy !== undefined && flags.findPolicy === true)
+    throw new FsError('invalid_params', '--policy and --find-policy name the same thing: use one');
+  if (flags.profile !== undefined && builtIn)
+    throw new FsError(
+      'invalid_params',
+      `--profile ${flags.profile} is a built-in profile; with a policy file --profile names one of the file's profiles (whose sandbox_mode may be ${flags.profile})`,
+    );
+  const start = baseDirectory(flags, io);
+  const file = flags.policy !== undefined ? resolve(io.cwd, flags.policy) : findPolicyFile(start);
+  if (file === null)
+    throw new FsError(
+      'invalid_params',
+      `--find-policy: no ${POLICY_FILE_NAME} in ${start} or a directory above it`,
+    );
+  return PolicyFile.load(file).select(flags.profile);
+}
+
+/** Each entry the profile put in the context, by its label, with the place it was written. */
+function entrySources(policy: PolicyProfile, os: HostOs): Map<string, PolicySource> {
+  const sources = new Map<string, PolicySource>();
+  const add = (entry: FileSystemEntry, source: PolicySource) => {
+    const label = entryLabel(entry);
+    if (!sources.has(label)) sources.set(label, source);
+  };
+  const pathEntry = (path: string, access: FileSystemEntry['access']): FileSystemEntry => ({
+    path: { type: 'path', path: nativeToPathUri(path, os) },
+    access,
+  });
+  for (const { value, source } of policy.writableRoots) add(pathEntry(value, 'write'), source);
+  for (const { value, source } of policy.readRoots) add(pathEntry(value, 'read'), source);
+  for (const { value, source } of policy.deny)
+    add(
+      GLOB_CHARACTERS.test(value)
+        ? { path: { type: 'glob_pattern', pattern: value }, access: 'deny' }
+        : pathEntry(value, 'deny'),
+      source,
+    );
+  return sources;
+}
+
+function contextFromFlagsOnly(
+  flags: ContextFlags,
+  io: CliIo,
+  os: HostOs,
+  defaults: ContextDefaults,
 ): SandboxContextInput | null {
   const readRoots = flags.readRoot ?? [];
   const usesFlags =
@@ -186,11 +346,15 @@ export function contextFromFlags(
     return null;
   }
   if (flags.sandbox !== undefined) {
-    if (usesFlags) throw new FsError('invalid_params', '--sandbox cannot be combined with the profile flags');
+    if (usesFlags && !(readRoots.length > 0 && usesOnlyReadRoots(flags)))
+      throw new FsError(
+        'invalid_params',
+        '--sandbox cannot be combined with the profile flags (but --read-root, which adds reads to it)',
+      );
     // Parsed here for an early, flag-named error; the broker parses what it is sent.
     const raw = parseJsonFlag(flags.sandbox);
     parseSandboxContext(raw);
-    return raw as SandboxContextInput | null;
+    return withReadRoots(raw as SandboxContextInput | null, readRoots, io, os, defaults);
   }
   if (!usesFlags && !defaults.sandboxByDefault) return null;
   const profileName =
@@ -249,6 +413,51 @@ export function contextFromFlags(
     workspaceRoots: [cwd],
     windowsSandboxLevel: os === 'windows' ? 'restricted-token' : 'disabled',
   } satisfies SandboxContextInput;
+}
+
+function usesOnlyReadRoots(flags: ContextFlags): boolean {
+  return (
+    flags.profile === undefined &&
+    flags.cwd === undefined &&
+    flags.writableRoot.length === 0 &&
+    flags.deny.length === 0
+  );
+}
+
+/**
+ * `--sandbox JSON --read-root DIR`: the context with a read entry for each root (resolved against
+ * the caller's cwd, as every flag path). Only a restricted file system has entries to add to.
+ */
+function withReadRoots(
+  context: SandboxContextInput | null,
+  roots: readonly string[],
+  io: CliIo,
+  os: HostOs,
+  defaults: ContextDefaults,
+): SandboxContextInput | null {
+  if (roots.length === 0) return context;
+  if (context === null) throw new FsError('invalid_params', '--read-root needs a sandbox: --sandbox is null');
+  // Already parsed: the raw form has the shape the schema checked.
+  const fileSystem = context.permissions.type === 'managed' ? context.permissions.file_system : null;
+  if (context.permissions.type !== 'managed' || fileSystem?.type !== 'restricted')
+    throw new FsError(
+      'invalid_params',
+      '--read-root adds to a restricted file_system; this --sandbox has none',
+    );
+  const paths = roots.map((root) => absolute(root, io.cwd, os));
+  if (defaults.checkDirectories) for (const path of paths) checkDirectory('--read-root', path);
+  const reads: FileSystemEntry[] = paths.map((path) => ({
+    path: { type: 'path', path: nativeToPathUri(path, os) },
+    access: 'read',
+  }));
+  const entries = [...fileSystem.entries, ...reads];
+  // Parsed again so that the policy's bound on its entries is an early, flag-named error too.
+  const widened = {
+    ...context,
+    permissions: { ...context.permissions, file_system: { ...fileSystem, entries } },
+  };
+  parseSandboxContext(widened);
+  return widened;
 }
 
 function usesOnlyCwd(flags: ContextFlags): boolean {

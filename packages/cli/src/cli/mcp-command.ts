@@ -1,20 +1,22 @@
-import { currentHostOs } from '@fs-sandbox/policy';
+import { currentHostOs, FsError } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
-import { collect } from './context-options.js';
+import { addPolicyOptions, collect, type PolicyFlags, policyProfileFrom } from './context-options.js';
+import { humanError } from './json-output.js';
+import { isBuiltInProfile, type PolicyProfile, surfacePolicy } from './policy-file.js';
 import { addPoolOptions, type PoolFlags, poolOptionsFrom } from './pool-flags.js';
 import { escapeForTerminal } from './terminal-text.js';
 
-interface McpFlags extends BrokerFlags, PoolFlags {
+interface McpFlags extends BrokerFlags, PoolFlags, PolicyFlags {
   readOnly?: boolean;
   deny: string[];
 }
 
 /** `fs-sandbox mcp DIR…`: the MCP filesystem server over stdio, every tool call sandboxed. */
 export function registerMcpCommand(program: Command, deps: CliDeps): Command {
-  return addPoolOptions(addBrokerOptions(program.command('mcp')))
+  return addPoolOptions(addBrokerOptions(addPolicyOptions(program.command('mcp'))))
     .description(
       'serve the MCP filesystem tools over stdio (a drop-in for @modelcontextprotocol/server-filesystem), each call in a sandbox of the allowed directories',
     )
@@ -26,10 +28,26 @@ export function registerMcpCommand(program: Command, deps: CliDeps): Command {
       collect,
       [],
     )
-    .action(async (dirs: string[], flags: McpFlags) => {
+    .option(
+      '--profile <name>',
+      'a profile of the policy file (--policy or --find-policy): its roots, denies and protected names',
+    )
+    .action(async (operands: string[], flags: McpFlags) => {
       const { AllowedDirectories } = await import('../mcp/allowed-directories.js');
       const os = currentHostOs();
       const log = (line: string) => deps.io.stderr.write(`${escapeForTerminal(line)}\n`);
+      let policy: PolicyProfile | null;
+      let dirs: string[];
+      try {
+        policy = mcpPolicy(flags, deps);
+        // The DIR operands win over the profile's roots, as every flag wins over the file.
+        dirs = operands.length > 0 || policy === null ? operands : profileDirectories(policy);
+      } catch (error) {
+        deps.io.stderr.write(humanError(error));
+        deps.setExitCode(EXIT.usage);
+        return;
+      }
+      if (policy !== null) log(`fs-sandbox mcp: profile ${policy.name} of ${policy.file}`);
       // As the reference: DIRs that all fail to name a directory are a start-up error, not an empty server.
       if (dirs.length > 0 && AllowedDirectories.resolve(dirs, deps.io.cwd, os, () => {}).isEmpty) {
         log(`fs-sandbox mcp: none of the directories is accessible: ${dirs.join(', ')}`);
@@ -46,8 +64,9 @@ export function registerMcpCommand(program: Command, deps: CliDeps): Command {
         broker,
         directories: dirs,
         base: deps.io.cwd,
-        readOnly: flags.readOnly === true,
-        deny: flags.deny,
+        readOnly: flags.readOnly === true || policy?.sandboxMode === 'read-only',
+        deny: [...(policy?.deny.map(({ value }) => value) ?? []), ...flags.deny],
+        executableSurface: policy === null ? undefined : surfacePolicy(policy, os),
         os,
         log,
         version: packageJson.version,
@@ -61,4 +80,38 @@ export function registerMcpCommand(program: Command, deps: CliDeps): Command {
       await closed;
       await broker.close();
     });
+}
+
+/**
+ * The policy file's profile for `mcp`. MCP's tools run no command, so the profile's network keys
+ * have nothing to apply to; and there are no built-in profiles here (`--read-only` says it).
+ */
+function mcpPolicy(flags: McpFlags, deps: CliDeps): PolicyProfile | null {
+  if (
+    flags.profile !== undefined &&
+    isBuiltInProfile(flags.profile) &&
+    flags.policy === undefined &&
+    !flags.findPolicy
+  )
+    throw new FsError(
+      'invalid_params',
+      `mcp has no built-in profiles: --read-only serves the directories read-only`,
+    );
+  return policyProfileFrom(flags, deps.io);
+}
+
+/**
+ * The allowed directories a profile names: its writable roots, or a read-only profile's read
+ * roots. MCP's directories are all writable or all read-only, so a workspace-write profile's read
+ * roots cannot be served beside its writable ones: refused rather than dropped.
+ */
+function profileDirectories(policy: PolicyProfile): string[] {
+  if (policy.sandboxMode === 'read-only') return policy.readRoots.map(({ value }) => value);
+  const readRoot = policy.readRoots[0];
+  if (readRoot !== undefined)
+    throw new FsError(
+      'invalid_params',
+      `mcp serves its directories all writable or all read-only: profile ${policy.name}'s read_roots (${readRoot.source.file} line ${readRoot.source.line}) cannot be served beside its writable_roots; give the directories as operands`,
+    );
+  return policy.writableRoots.map(({ value }) => value);
 }

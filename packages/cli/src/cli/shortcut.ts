@@ -4,7 +4,13 @@ import { currentHostOs, nativeToPathUri, type SandboxContextInput } from '@fs-sa
 import type { Command } from 'commander';
 import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
-import { addContextOptions, baseDirectory, type ContextFlags, contextFromFlags } from './context-options.js';
+import {
+  addContextOptions,
+  baseDirectory,
+  type ContextFlags,
+  type PolicyOrigin,
+  resolveContext,
+} from './context-options.js';
 import { humanError } from './json-output.js';
 
 export type ShortcutFlags = ContextFlags & BrokerFlags;
@@ -13,6 +19,8 @@ export type ShortcutFlags = ContextFlags & BrokerFlags;
 export interface ShortcutRun {
   broker: FsBroker;
   sandbox: SandboxContextInput | null;
+  /** The policy file's profile in `sandbox`, and where each of its entries was written (null without one). */
+  policy: PolicyOrigin | null;
   uri(path: string): string;
   timeoutMs: number | undefined;
   /** The native directory relative operands resolve against (`--cwd`, else the process cwd). */
@@ -45,12 +53,16 @@ export async function runShortcut(
   const os = currentHostOs();
   const broker = deps.createBroker(brokerOptionsFrom(flags, deps.io));
   try {
-    const sandbox = contextFromFlags(flags, deps.io, os, { sandboxByDefault: true, checkDirectories: true });
+    const { context: sandbox, policy } = resolveContext(flags, deps.io, os, {
+      sandboxByDefault: true,
+      checkDirectories: true,
+    });
     // Operands resolve against --cwd, like the flag paths and the sandbox's own cwd.
     const base = baseDirectory(flags, deps.io);
     await body({
       broker,
       sandbox,
+      policy,
       uri: (path) => nativeToPathUri(resolve(base, path), os),
       timeoutMs: flags.timeout,
       cwd: base,

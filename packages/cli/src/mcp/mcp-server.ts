@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { Broker, FsMethod } from '@fs-sandbox/broker/internal';
-import { FsError, type HostOs, type ParamsIn } from '@fs-sandbox/policy';
+import { type ExecutableSurfacePolicy, FsError, type HostOs, type ParamsIn } from '@fs-sandbox/policy';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { AllowedDirectories } from './allowed-directories.js';
@@ -21,6 +21,8 @@ export interface McpServerOptions {
   base: string;
   readOnly: boolean;
   deny: readonly string[];
+  /** What a policy file's profile adds to the protected surface. */
+  executableSurface?: ExecutableSurfacePolicy | undefined;
   os: HostOs;
   /** Diagnostics (stdout is the protocol). */
   log(line: string): void;
@@ -138,6 +140,7 @@ class ScopeHolder {
           directories: directories.directories,
           readOnly: this.options.readOnly,
           deny: this.options.deny,
+          executableSurface: this.options.executableSurface,
           os,
         });
     return {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import {
+  type ExecutableSurfacePolicy,
   type FileSystemEntry,
   type HostOs,
   nativeToPathUri,
@@ -15,6 +16,8 @@ export interface McpSandboxOptions {
   readOnly: boolean;
   /** `--deny` values: a path, or a glob (relative ones under the first directory). */
   deny: readonly string[];
+  /** What a policy file's profile adds to the protected surface. */
+  executableSurface?: ExecutableSurfacePolicy | undefined;
   os: HostOs;
 }
 
@@ -74,5 +77,6 @@ export function mcpSandboxContext(options: McpSandboxOptions): SandboxContextInp
     cwd: roots[0] as string,
     workspaceRoots: roots,
     windowsSandboxLevel: os === 'windows' ? 'restricted-token' : 'disabled',
+    ...(options.executableSurface === undefined ? {} : { executableSurface: options.executableSurface }),
   };
 }

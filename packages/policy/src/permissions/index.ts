@@ -1,5 +1,6 @@
 export * from './access.js';
 export * from './cwd-dependence.js';
+export { entryLabel } from './entry-scope.js';
 export * from './explain-access.js';
 export * from './full-disk.js';
 export {
