@@ -105,7 +105,7 @@ export const LIMIT_ROWS: readonly [string, (limits: Limits) => string][] = [
   [
     '`fs/readTextFile`, `fs/edit` text',
     (l) =>
-      `\`fs/edit\`: ${bytes(l.textMaxBytes)} of file (\`file_too_large\`, naming the cap; also an edit's result). \`fs/readTextFile\` decodes files up to ${bytes(l.textMaxBytes)} whole and streams larger ones (any size, bounded memory, no \`sha256\`); \`content\` is at most ${bytes(l.textMaxBytes)} (\`maxBytes\`, default ${bytes(l.textMaxBytes)})`,
+      `\`fs/edit\`: ${bytes(l.textMaxBytes)} of file (\`file_too_large\`, naming the cap; also an edit's result). \`fs/readTextFile\` decodes files up to ${bytes(l.textMaxBytes)} whole and streams a window (\`head\`, \`tail\`, \`line\`/\`limit\`) of larger ones (any size, bounded memory, no \`sha256\`); a whole read of a larger one is \`file_too_large\`; \`content\` is at most ${bytes(l.textMaxBytes)} (\`maxBytes\`, default ${bytes(l.textMaxBytes)})`,
   ],
   [
     '`fs/edit` edits',

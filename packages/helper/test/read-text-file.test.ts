@@ -79,7 +79,7 @@ describe('fs/readTextFile', () => {
     expect(error.message).toMatch(/is not a text file/);
   });
 
-  it('streams a file over the cap: its window, without the sha256, and refuses a window that is not text', async () => {
+  it('streams a file over the cap: its window, without the sha256; refuses a window that is not text and a whole read', async () => {
     const path = fileWith('');
     const lines = Array.from({ length: 20_000 }, (_, i) => `${i + 1} ${'x'.repeat(1000)}\n`).join('');
     writeFileSync(path, lines);
@@ -88,10 +88,14 @@ describe('fs/readTextFile', () => {
     expect(tail).toMatchObject({ startLine: 19_999, lineCount: 2, totalLines: 20_000, truncated: false });
     expect(tail.content).toBe(`19999 ${'x'.repeat(1000)}\n20000 ${'x'.repeat(1000)}\n`);
     expect(tail.sha256).toBeUndefined();
-    const whole = await read(path);
-    expect(whole.truncated).toBe(true);
-    expect(Buffer.byteLength(whole.content as string)).toBeLessThanOrEqual(LIMITS.textMaxBytes);
-    expect(Buffer.byteLength(whole.content as string)).toBeGreaterThan(LIMITS.textMaxBytes - 1010);
+    const from = await read(path, { line: 2 });
+    expect(from.truncated).toBe(true);
+    expect(Buffer.byteLength(from.content as string)).toBeLessThanOrEqual(LIMITS.textMaxBytes);
+    expect(Buffer.byteLength(from.content as string)).toBeGreaterThan(LIMITS.textMaxBytes - 1010);
+    // A read of the whole file keeps the cap: it names no window.
+    const whole = await fails('fs/readTextFile', { path: uri(path) });
+    expectKind(whole, 'file_too_large', -32600);
+    expect(whole.message).toMatch(/name a window .*\(16 MiB\)/);
     const zeros = fileWith('', 'zeros');
     truncateSync(zeros, LIMITS.textMaxBytes + 1);
     expectKind(await fails('fs/readTextFile', { path: uri(zeros), head: 1 }), 'binary_file', -32600);

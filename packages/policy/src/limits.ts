@@ -86,7 +86,7 @@ export const LIMITS = {
    * The largest text fs/edit reads, and fs/readTextFile decodes whole (its sha256 and `totalLines`
    * describe all of it, and an edit must see every match): this bounds the helper's memory per text
    * request. A larger file's readTextFile window is streamed (without a sha256), its content at
-   * most this many bytes; an edit whose result would be larger is refused.
+   * most this many bytes; a whole read of it, or an edit whose result would be larger, is refused.
    */
   textMaxBytes: 16 * 1024 * 1024,
   /** fs/edit: edits per request, and the UTF-8 bytes of each `oldText` and `newText`. */

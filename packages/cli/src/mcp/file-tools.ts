@@ -162,7 +162,7 @@ export const FILE_TOOLS = [
       const path = scope.directories.uri(args.path);
       const read = await scope.call('fs/readTextFile', { path });
       refuseCut(args.path, read);
-      // A file over the text cap is read by streaming, without the hash the write is checked with.
+      // A whole read answers within the text cap with a hash; without one the write could not be checked.
       if (read.sha256 === undefined)
         throw new FsError(
           'file_too_large',

@@ -5,6 +5,7 @@ import { openRegularFile, type RegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
 import { fromOsError } from '../os-error.js';
 import { optionalCount, pathParam } from '../params.js';
+import { sizeText } from '../size-text.js';
 import { decodeText, textTooLarge } from '../text-codec.js';
 import { type LineWindow, streamTextWindow } from '../text-window-stream.js';
 import { readOpenedFile } from './read-file.js';
@@ -25,6 +26,10 @@ function windowOf(params: TextWindow): LineWindow {
   if (params.tail != null) return { kind: 'tail', count: params.tail };
   if (params.head != null) return { kind: 'from', first: 0, count: params.head };
   return { kind: 'from', first: (params.line ?? 1) - 1, count: params.limit ?? Number.POSITIVE_INFINITY };
+}
+
+function namesWindow(params: TextWindow): boolean {
+  return params.head != null || params.tail != null || params.line != null || params.limit != null;
 }
 
 /** 0-based index of the window's first line and how many lines it spans, in a text of `totalLines`. */
@@ -90,6 +95,13 @@ export const readTextFileOperation: Operation<'fs/readTextFile'> = {
     try {
       const window = windowOf(params);
       if (file.size > LIMITS.textMaxBytes) {
+        // Whole-file reads keep the text cap: the caller asked for all of it, and the first 16 MiB
+        // labelled truncated would cost a pass over the whole file to answer less than was asked.
+        if (!namesWindow(params))
+          throw textTooLarge(
+            params.path,
+            `is ${sizeText(file.size)}: name a window (head, tail, line/limit)`,
+          );
         // Too large to decode whole: streamed (text-window-stream.ts), the content still bounded
         // by the text cap whatever maxBytes asks, so the reply stays within the helper's bound.
         const maxBytes = Math.min(params.maxBytes, LIMITS.textMaxBytes);
