@@ -818,9 +818,13 @@ function checkResult(reply: WireReply, expected: { result: unknown; compare?: st
     expect(sortEntries(reply.result)).toEqual(sortEntries(want));
   } else if (expected.compare === 'metadata') {
     // Times depend on the fixture; the shape and every other value must be the reference's.
-    // `permissions` is our extension (README, differences): checked for shape, not against the reference.
-    const { createdAtMs, modifiedAtMs, permissions, ...rest } = reply.result as Record<string, unknown>;
+    // `permissions`, `accessedAtMs` and `hardLinks` are our extensions (README, differences): checked
+    // for shape, not against the reference.
+    const { createdAtMs, modifiedAtMs, permissions, accessedAtMs, hardLinks, ...rest } =
+      reply.result as Record<string, unknown>;
     expect(permissions).toMatch(/^[0-7]{4}$/);
+    expect(typeof accessedAtMs).toBe('number');
+    expect(hardLinks).toBe(1);
     const { createdAtMs: _c, modifiedAtMs: _m, ...wantRest } = want as Record<string, unknown>;
     expect(rest).toEqual(wantRest);
     expect(typeof createdAtMs).toBe('number');

@@ -52,11 +52,12 @@ async function workload(broker: Broker, name: string): Promise<unknown[]> {
     () => broker.call('fs/copy', { sourcePath: at('a'), destinationPath: at('c'), recursive: true, sandbox }),
     async () => (await broker.call('fs/readDirectory', { path: at('c'), sandbox })).entries,
     async () => {
-      const { modifiedAtMs, createdAtMs, ...rest } = await broker.call('fs/getMetadata', {
+      const { modifiedAtMs, createdAtMs, accessedAtMs, ...rest } = await broker.call('fs/getMetadata', {
         path: at('c/one.txt'),
         sandbox,
       });
-      return { ...rest, times: typeof modifiedAtMs === 'number' && typeof createdAtMs === 'number' };
+      const times = [modifiedAtMs, createdAtMs, accessedAtMs];
+      return { ...rest, times: times.every((time) => typeof time === 'number') };
     },
     async () =>
       (await broker.call('fs/walk', { path: at('.'), sandbox })).entries.map((entry) =>

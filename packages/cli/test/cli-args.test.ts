@@ -654,6 +654,8 @@ describe('human output of ls -l, stat, walk, mkdir and --json', () => {
     createdAtMs: at,
     modifiedAtMs: at,
     permissions: '0644',
+    accessedAtMs: at,
+    hardLinks: 1,
     ...over,
   });
 

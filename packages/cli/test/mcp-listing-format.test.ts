@@ -54,7 +54,7 @@ describe('the reference listing formats', () => {
       entry('src', true),
       entry('src/x.js'),
     ];
-    const kept = withoutExcluded(walk, treeExcluder(['node_modules']));
+    const kept = withoutExcluded(walk, treeExcluder(['node_modules'], 'linux'));
     expect(kept.map((e) => e.segments.join('/'))).toEqual(['src', 'src/x.js']);
     expect(treeJson(kept)).toBe(
       JSON.stringify(
@@ -66,7 +66,7 @@ describe('the reference listing formats', () => {
   });
 
   it("excludes a name at any depth, a '*' pattern as a glob, and dot files like any other", () => {
-    const excluded = treeExcluder(['dist', '*.log']);
+    const excluded = treeExcluder(['dist', '*.log'], 'linux');
     expect(['dist', 'a/dist', 'a/dist/b', 'x.log', '.hidden.log'].map(excluded)).toEqual([
       true,
       true,
@@ -78,9 +78,24 @@ describe('the reference listing formats', () => {
   });
 
   it('matches search globs against the relative path', () => {
-    const matches = globMatcher(['**/*.ts']);
+    const matches = globMatcher(['**/*.ts'], 'linux');
     expect(['a.ts', 'src/b.ts', '.x/c.ts', 'a.tsx'].map(matches)).toEqual([true, true, true, false]);
-    expect(globMatcher(['*.md'])('docs/a.md')).toBe(false);
-    expect(globMatcher([])('anything')).toBe(false);
+    expect(globMatcher(['*.md'], 'linux')('docs/a.md')).toBe(false);
+    expect(globMatcher([], 'linux')('anything')).toBe(false);
+  });
+
+  it('matches a backtracking regex killer in bounded time, and refuses a pattern it cannot match with its kind', () => {
+    const started = Date.now();
+    const long = `${'a'.repeat(200)}/`.repeat(3) + 'a'.repeat(200);
+    expect(globMatcher(['**/*a*a*a*a*a*a*a*a*a*a*a*a*b'], 'linux')(long)).toBe(false);
+    expect(globMatcher(['**/*a*a*a*a*a*a*a*a*a*a*a*a*b'], 'linux')(`${long}b`)).toBe(true);
+    // Not a timing target: a backtracking matcher takes minutes here.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(() => globMatcher(['./src/*.ts'], 'linux')).toThrow(
+      expect.objectContaining({
+        kind: 'invalid_params',
+        message: expect.stringMatching(/^the glob `\.\/src/),
+      }),
+    );
   });
 });

@@ -19,6 +19,8 @@ describe('fs/getMetadata', () => {
     });
     expect(Number.isInteger(response.createdAtMs)).toBe(true);
     expect(response.createdAtMs).toBe(Math.trunc(statSync(path).birthtimeMs));
+    expect(response.accessedAtMs).toBe(Math.trunc(statSync(path).atimeMs));
+    expect(response.hardLinks).toBe(1);
   });
 
   it.skipIf(!isPosix)(

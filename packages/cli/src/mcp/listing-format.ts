@@ -1,5 +1,4 @@
-import type { ResultOf } from '@fs-sandbox/policy';
-import picomatch from 'picomatch';
+import { FsError, type HostOs, isFsError, parseDenyGlob, type ResultOf } from '@fs-sandbox/policy';
 
 const SIZE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB'] as const;
 
@@ -45,10 +44,13 @@ export function fileInfoLines(metadata: ResultOf<'fs/getMetadata'>): string {
     ['size', metadata.size],
     ['created', new Date(metadata.createdAtMs)],
     ['modified', new Date(metadata.modifiedAtMs)],
+    ['accessed', new Date(metadata.accessedAtMs)],
     ['isDirectory', metadata.isDirectory],
     ['isFile', metadata.isFile],
     // The reference prints the last three octal digits of the mode.
     ['permissions', metadata.permissions.slice(-3)],
+    // Since the reference's 2.3.0: other names of the file, possibly outside, that a write changes.
+    ['hardLinks', metadata.hardLinks],
   ];
   return lines.map(([key, value]) => `${key}: ${String(value)}`).join('\n');
 }
@@ -92,21 +94,40 @@ export function withoutExcluded(
   });
 }
 
-/** directory_tree's exclusion: a pattern with `*` as a glob, any other as a name at any depth. */
-export function treeExcluder(patterns: readonly string[]): (relativePath: string) => boolean {
-  const matchers = patterns.map((pattern) =>
-    pattern.includes('*')
-      ? picomatch(pattern, { dot: true })
-      : picomatch([pattern, `**/${pattern}`, `**/${pattern}/**`], { dot: true }),
+/**
+ * A model's glob over paths relative to the searched directory, matched as the policy's deny globs
+ * are: without a regex, in time bounded by pattern and path (a step budget past that is
+ * `invalid_params`). picomatch's and minimatch's backtracking regexes took minutes on
+ * `**` + `/*a*a*a*a*a*a*a*a*a*a*a*a*b` against long names and held every other call of the server.
+ * Dot files match, as with the reference's `{ dot: true }`. A pattern the matcher refuses (a `.` or
+ * empty segment, extglob syntax) is `invalid_params` naming it.
+ */
+function relativeGlob(pattern: string, os: HostOs): (relativePath: string) => boolean {
+  try {
+    return parseDenyGlob(pattern, os).test;
+  } catch (error) {
+    if (!isFsError(error)) throw error;
+    const reason = error.message.replace(/^deny glob `[\s\S]*?` cannot be enforced: /, '');
+    throw new FsError('invalid_params', `the glob \`${pattern}\` cannot be matched: ${reason}`);
+  }
+}
+
+/**
+ * directory_tree's exclusion: a pattern with `*` as a glob, any other as a name at any depth (the
+ * name, then the name below any directories with its contents: a trailing globstar also matches
+ * the directory it follows, as in a deny glob).
+ */
+export function treeExcluder(patterns: readonly string[], os: HostOs): (relativePath: string) => boolean {
+  return globMatcher(
+    patterns.flatMap((pattern) => (pattern.includes('*') ? [pattern] : [pattern, `**/${pattern}/**`])),
+    os,
   );
-  return (relativePath) => matchers.some((matches) => matches(relativePath));
 }
 
 /** search_files' patterns: globs over the path relative to the searched directory. */
-export function globMatcher(patterns: readonly string[]): (relativePath: string) => boolean {
-  if (patterns.length === 0) return () => false;
-  const matches = picomatch([...patterns], { dot: true });
-  return (relativePath) => matches(relativePath);
+export function globMatcher(patterns: readonly string[], os: HostOs): (relativePath: string) => boolean {
+  const matchers = patterns.map((pattern) => relativeGlob(pattern, os));
+  return (relativePath) => matchers.some((matches) => matches(relativePath));
 }
 
 interface TreeNode {

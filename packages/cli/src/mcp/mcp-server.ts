@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { Broker, FsMethod } from '@fs-sandbox/broker/internal';
 import { type ExecutableSurfacePolicy, FsError, type HostOs, type ParamsIn } from '@fs-sandbox/policy';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { AllowedDirectories } from './allowed-directories.js';
 import { EXTRA_TOOLS } from './extra-tools.js';
@@ -64,7 +65,10 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
       },
     );
   }
-  refuseBadArgumentsWithKind(server);
+  errorsWithKindInToolShape(
+    server,
+    new Set(MCP_TOOLS.filter((tool) => tool.outputSchema !== undefined).map((tool) => tool.name)),
+  );
   if (options.directories.length === 0) {
     const fetchRoots = async () => {
       // Bounded: calls wait for this answer, and a client may never give it.
@@ -87,13 +91,36 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
   return server;
 }
 
+type CallHandler = (request: { params: { name: string } }, extra: unknown) => Promise<CallToolResult>;
+
 /**
- * The SDK answers arguments that fail a tool's schema (and unknown tools) with an `isError` text of
- * its own; the text is kept, and the kind put in front of it, as for every other refusal.
+ * Every `isError` result in one form. The SDK answers arguments that fail a tool's schema (and
+ * unknown tools) with a text of its own and no structuredContent: the text is kept, with the kind
+ * put in front of it, as for every other refusal. And the SDK's client checks an error's
+ * structuredContent against the tool's output schema too, so a tool whose content is not text
+ * (read_media_file) gets an empty list beside the kind, never a text there (which the client
+ * reported as a protocol error, not as the tool's error). The SDK has no public hook after its
+ * own tools/call handler, hence the wrap of the one it installed.
  */
-function refuseBadArgumentsWithKind(server: McpServer): void {
-  const sdk = server as unknown as { createToolError(message: string): unknown };
-  sdk.createToolError = (message: string) => errorText('invalid_params', message);
+function errorsWithKindInToolShape(server: McpServer, nonTextTools: ReadonlySet<string>): void {
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, CallHandler> })
+    ._requestHandlers;
+  const sdkHandler = handlers.get('tools/call');
+  if (sdkHandler === undefined) throw new Error('the MCP SDK installed no tools/call handler');
+  handlers.set('tools/call', async (request, extra) => {
+    const result = await sdkHandler(request, extra);
+    if (!result.isError) return result;
+    const first = result.content[0];
+    const failure =
+      result.structuredContent === undefined
+        ? errorText('invalid_params', first?.type === 'text' ? first.text : 'invalid arguments')
+        : result;
+    if (!nonTextTools.has(request.params.name)) return failure;
+    return {
+      ...failure,
+      structuredContent: { content: [], errorKind: failure.structuredContent?.errorKind },
+    };
+  });
 }
 
 /** The allowed directories in force, replaced when the client's roots change. */

@@ -134,7 +134,10 @@ export const TREE_TOOLS = [
     inputSchema: { path: z.string(), excludePatterns },
     annotations: READ_ONLY,
     async run(args, scope) {
-      const entries = withoutExcluded(await walkBelow(args.path, scope), treeExcluder(args.excludePatterns));
+      const entries = withoutExcluded(
+        await walkBelow(args.path, scope),
+        treeExcluder(args.excludePatterns, scope.directories.os),
+      );
       return textResult(treeJson(entries));
     },
   }),
@@ -166,8 +169,9 @@ export const TREE_TOOLS = [
     annotations: READ_ONLY,
     async run(args, scope) {
       const root = scope.directories.nativePath(args.path);
-      const matches = globMatcher([args.pattern]);
-      const found = withoutExcluded(await walkBelow(args.path, scope), globMatcher(args.excludePatterns))
+      const { os } = scope.directories;
+      const matches = globMatcher([args.pattern], os);
+      const found = withoutExcluded(await walkBelow(args.path, scope), globMatcher(args.excludePatterns, os))
         .filter((entry) => matches(entry.segments.join('/')))
         .map((entry) => joinPath(scope.directories.os, root, ...entry.segments));
       return textResult(found.length > 0 ? found.join('\n') : 'No matches found');

@@ -123,6 +123,8 @@ export class FakeBroker implements ServerBroker {
           createdAtMs: 0,
           modifiedAtMs: 0,
           permissions: '0644',
+          accessedAtMs: 0,
+          hardLinks: 1,
         };
       case 'fs/openForRead':
         if (!data) throw new FsError('not_found', 'No such file or directory (os error 2)');

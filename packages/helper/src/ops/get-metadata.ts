@@ -20,6 +20,8 @@ export async function metadataOf(path: string): Promise<HelperResultOf<'fs/getMe
     createdAtMs: Math.trunc(stats.birthtimeMs),
     modifiedAtMs: Math.trunc(stats.mtimeMs),
     permissions: (stats.mode & 0o7777).toString(8).padStart(4, '0'),
+    accessedAtMs: Math.trunc(stats.atimeMs),
+    hardLinks: stats.nlink,
   };
 }
 

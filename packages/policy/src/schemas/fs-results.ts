@@ -52,6 +52,13 @@ export const getMetadataResultSchema = z.object({
    * the path is one, as the type and size are.
    */
   permissions: z.string(),
+  /** Extension: the last access time (what MCP's get_file_info prints), of the target as above. */
+  accessedAtMs: z.number(),
+  /**
+   * Extension: the target's link count; more than 1 means the file has other names, possibly
+   * outside the sandbox, that a write here also changes.
+   */
+  hardLinks: u64Schema,
 });
 
 export const canonicalizeResultSchema = z.object({ path: z.string() });
