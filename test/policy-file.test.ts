@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ServeProcess } from './fixtures/conformance/serve-process.js';
@@ -180,6 +180,30 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       expect(await serve.stop()).toBe(0);
     }
     expect(existsSync(join(fixture.ws, 'served.txt'))).toBe(false);
+  });
+
+  it('a profile that protects its own file: no sandboxed command or write changes it', async () => {
+    const own = join(fixture.ws, 'fs-sandbox.toml');
+    const text = '[profiles.self]\nwritable_roots = ["."]\nprotect = ["fs-sandbox.toml"]\n';
+    await writeFile(own, text);
+    try {
+      const run = await cli([
+        'run',
+        '--find-policy',
+        '--profile',
+        'self',
+        '--',
+        'sh',
+        '-c',
+        'echo "[profiles.x]" >> fs-sandbox.toml',
+      ]);
+      expect(run.code).not.toBe(0);
+      const write = await cli(['write', '--find-policy', '--profile', 'self', 'fs-sandbox.toml', 'x']);
+      expect(write.stderr).toMatch(/\[protected_path\]\n$/);
+      expect(await readFile(own, 'utf8')).toBe(text);
+    } finally {
+      await rm(own);
+    }
   });
 
   // The MCP client starts the server as this process: as root only.
