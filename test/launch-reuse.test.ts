@@ -85,6 +85,9 @@ describe('launch reuse', () => {
     symlinkSync('ws', join(base, 'root'));
     const broker = newBroker();
     const first = await broker.prepareSandbox(context());
+    // A directory made beside the root changes its parent's link count, which no builder reads
+    // (any program making a directory in /tmp would otherwise void every launch under it).
+    mkdirSync(join(base, 'sibling'));
     const second = await broker.prepareSandbox(context());
     expect(second).toBe(first);
     expect(Object.isFrozen(second.launch.sandboxArgs)).toBe(true);

@@ -28,7 +28,7 @@ import { fsPathArg } from '@fs-sandbox/policy/core';
  *
  * An answer keeps only what the builders use, so nothing irrelevant (a file's size or times as it
  * is written) invalidates a launch: of a stat, the device, inode, mode (type and permissions) and
- * link count; a link's text; a real path; a directory's entry names and types; a pointer file's
+ * link count (of what is not a directory); a link's text; a real path; a directory's entry names and types; a pointer file's
  * bytes; whether a file is executable; an environment variable's value; an error's code.
  *
  * Recording is by a set of open journals, each receiving every read made while it is open. Builds
@@ -138,7 +138,11 @@ function errorAnswer(error: unknown): string {
 }
 
 function statAnswer(stats: Stats | BigIntStats): string {
-  return `${stats.dev}:${stats.ino}:${stats.mode}:${stats.nlink}`;
+  // A file's link count tells the guard it has other names (a hard link to a denied file). A
+  // directory's counts its subdirectories, which no builder reads: kept, it would void every launch
+  // under /tmp whenever any program made or removed a directory there.
+  const links = stats.isDirectory() ? '' : `:${stats.nlink}`;
+  return `${stats.dev}:${stats.ino}:${stats.mode}${links}`;
 }
 
 export function lstat(path: string): Stats {
