@@ -196,6 +196,11 @@ export const LIMIT_ROWS: readonly [string, (limits: Limits) => string][] = [
       `${count(l.deniedIdentityScanEntries)} entries looked at below denied directories per request to learn the identities of files with other names`,
   ],
   [
+    "a command's executable-surface scan",
+    (l) =>
+      `${count(l.commandSurfaceScanEntries)} entries walked below the writable roots before and after each command, ${l.commandSurfaceRepositories} git directories; past either the command is refused (\`sandbox_unavailable\`)`,
+  ],
+  [
     'commands (`process/*`)',
     (l) =>
       `${l.processesPerConnection} live processes per connection; id ${l.processIdMaxBytes} bytes; ${count(l.processMaxArgs)} argv entries; \`timeoutMs\` at most ${duration(l.processMaxTimeoutMs)}; one \`process/read\` waits at most ${duration(l.processReadMaxWaitMs)}`,

@@ -77,6 +77,15 @@ export const LIMITS = {
    */
   deniedIdentityScanEntries: 10_000,
   /**
+   * Directory entries a command's surface scan walks below its writable roots, before the command
+   * (to find the repositories whose config and hooks it binds read-only) and after it (to remove
+   * the `.git`, `.codex` and `.agents` it made). Past it the command is refused before it starts;
+   * a command that itself grew the tree past it is reported as not swept whole.
+   */
+  commandSurfaceScanEntries: 1_000_000,
+  /** Repositories (git directories) a command's writable roots may hold: each costs a few mounts. */
+  commandSurfaceRepositories: 256,
+  /**
    * Bytes one fs/copy may write (allocated size: a sparse file counts its data, not its holes). A
    * larger copy is refused before it starts.
    */

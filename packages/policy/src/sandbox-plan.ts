@@ -63,4 +63,11 @@ export interface WritableRoot {
    * (explicit grant).
    */
   protectedNames: string[];
+  /**
+   * Set for a command's launch (the broker's runner/command-surface.ts scanned the root): the
+   * executable surface as it stands at any depth. A backend binds `readOnly` read-only and each
+   * `pinned` git directory onto itself, and then binds none of `protectedNames` whole: a command's
+   * git may write a repository's data, never what steers or runs code.
+   */
+  commandSurface?: { readOnly: string[]; pinned: string[] };
 }

@@ -144,6 +144,12 @@ export interface CommandLaunchSpec {
    * an RLIMIT_NPROC bound is in `argv` already); absent: none.
    */
   cgroup?: { parent: string; maxProcesses: number };
+  /**
+   * Run once the command has exited, before its exit is reported: removes what it left that the
+   * executable surface refuses (runner/command-surface.ts) and returns one line per removal, which
+   * the command's stderr carries. Absent: nothing to sweep (an unsandboxed command).
+   */
+  sweep?: () => string[];
 }
 
 export type BackendName = 'bwrap' | 'seatbelt' | 'restricted-token';

@@ -114,6 +114,7 @@ export class CommandProcess {
         // The sandbox's pid namespace ends with it, so its pipes close at once.
         await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2000))]);
         await cgroup?.remove();
+        sweepAfter(launch);
         throw withSetupWords(error, held);
       }
     }
@@ -130,6 +131,9 @@ export class CommandProcess {
           child.stderr?.destroy();
         }
         await cgroup?.remove();
+        // Its sandbox is gone: nothing of it writes any more. What the sweep removed is said on
+        // its stderr, before the exit, as everything it wrote itself.
+        for (const line of sweepAfter(launch)) listeners.output('stderr', Buffer.from(line));
         listeners.exit(code ?? 128 + (signal === null ? 0 : (constants.signals[signal] ?? 0)), drainTimedOut);
         listeners.closed();
       },
@@ -266,6 +270,16 @@ function drainedOrDeadline(
     }),
   );
   return Promise.race([drained, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** The launch's sweep, whose own failure is reported as a line rather than lost or thrown. */
+function sweepAfter(launch: CommandLaunchSpec): string[] {
+  if (launch.sweep === undefined) return [];
+  try {
+    return launch.sweep();
+  } catch (error) {
+    return [`fs-sandbox: could not check what the command left on the host: ${String(error)}\n`];
+  }
 }
 
 /** A refused start, with what the set-up step wrote on stderr (bounded). */

@@ -20,6 +20,7 @@ import {
 } from '../backends/backend.js';
 import { commandNetworkLaunch, type LauncherPrograms } from '../network/command-network-launch.js';
 import { assertCwdShown, assertProgramShown } from './command-program.js';
+import { prepareCommandSurface } from './command-surface.js';
 import { type ResolvedHelperRuntime, runsRipgrep } from './helper-runtime.js';
 import { type HostJournal, journaled } from './host-reads.js';
 import { buildPathGuard, type HostProtections, protectHostPaths } from './path-guard.js';
@@ -204,12 +205,17 @@ export class SandboxRunner {
         : [...terminalLauncher(runtime, command.terminal), ...command.argv];
     // The network set-up step runs first, then the terminal (if any), then the command.
     const network = commandNetworkLaunch({ ...command, argv }, this.deps.launcherPrograms);
-    const plan: SandboxPlan = {
-      ...this.planFor(context, runtime, [...(network?.reads ?? []), ...command.caFiles]),
-      cwd: command.cwd,
-      network: command.network.kind === 'host',
-      ...(network === null ? {} : { launchChannel: true }),
-    };
+    // The executable surface at every depth of the writable roots, found now and swept after.
+    const surface = prepareCommandSurface(
+      {
+        ...this.planFor(context, runtime, [...(network?.reads ?? []), ...command.caFiles]),
+        cwd: command.cwd,
+        network: command.network.kind === 'host',
+        ...(network === null ? {} : { launchChannel: true }),
+      },
+      process.env.HOME ?? null,
+    );
+    const plan: SandboxPlan = surface.plan;
     // Behind the broker's proxy, the command's variables reach it through the set-up step's shell
     // (set after the step ran), so bwrap itself sets none.
     const sandboxEnv = network === null ? command.env : {};
@@ -260,6 +266,7 @@ export class SandboxRunner {
       ...(launch.inputs === undefined ? {} : { inputs: launch.inputs }),
       ...(network === null ? {} : { network: network.launch }),
       ...(bound?.kind === 'cgroup' ? { cgroup: { parent: bound.parent, maxProcesses: bound.max } } : {}),
+      sweep: surface.sweep,
     };
   }
 

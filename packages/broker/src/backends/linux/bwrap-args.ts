@@ -416,6 +416,14 @@ function planMounts(plan: SandboxPlan, runtime: HelperRuntime, denyGlobMatches: 
   for (const writable of plan.writableRoots) {
     candidates.push({ path: writable.root, kind: 'write' });
     for (const path of writable.readOnlySubpaths) candidates.push({ path, kind: 'read' });
+    const command = writable.commandSurface;
+    if (command !== undefined) {
+      // A command: its scan found the surface at every depth. Executable parts read-only, each git
+      // directory pinned, the repository's data writable (runner/command-surface.ts).
+      for (const path of command.readOnly) candidates.push({ path, kind: 'read', surface: true });
+      for (const path of command.pinned) candidates.push({ path, kind: 'write', surface: true, pin: true });
+      continue;
+    }
     // Existing .git/.agents/.codex are re-bound read-only (missing ones, and any deeper: the guard).
     for (const name of writable.protectedNames)
       candidates.push({ path: joinPath('linux', writable.root, name), kind: 'read', surface: true });
@@ -445,7 +453,9 @@ function pinsOf(plan: SandboxPlan, mounts: readonly Mount[]): Mount[] {
   const roots = plan.writableRoots.map((root) => root.root);
   const pins = new Map<string, Mount>();
   for (const mount of mounts) {
-    if (mount.kind !== 'deny' && mount.kind !== 'read') continue;
+    // A repository's parts are not pinned above: moving a repository is fine (the command's sweep
+    // knows it by identity), and its own git directory is pinned where it is.
+    if ((mount.kind !== 'deny' && mount.kind !== 'read') || mount.surface) continue;
     const root = roots
       .filter((candidate) => candidate !== mount.path && pathStartsWith('linux', mount.path, candidate))
       .sort((a, b) => b.length - a.length)[0];
@@ -464,6 +474,8 @@ function keepPin(pin: Mount, mounts: readonly Mount[], facts: PathFacts, inherit
   if (inherited !== 'write') return false;
   const fact = factOf(facts, pin.path);
   if (fact.kind !== 'directory' || fact.linkText !== null) return false;
+  // A git directory is pinned for itself (it must not be renamed away from its work tree).
+  if (pin.surface) return true;
   return mounts.some(
     (mount) =>
       (mount.kind === 'deny' || mount.kind === 'read') &&
