@@ -9,7 +9,8 @@ import { type CliUser, NOBODY_UID, runCli, USERS } from './support/cli.js';
  * What `why` (fs/explainAccess) says is what the kernel lets a command and a helper read. Under the
  * default profile (the minimal roots, the workspace) and under a policy with no minimal entry (the
  * workspace alone: the sandbox then shows the runtime's roots, /usr and the like, but not /etc),
- * for /etc/hostname, /usr/bin/env, a workspace file and a file outside: a command's `cat`, the
+ * for /etc/hostname, /usr/bin/env, a workspace file, a file outside and /etc/shadow (which a root
+ * broker's command could read if the minimal set granted it): a command's `cat`, the
  * helper's fs/readFile with the pre-check and without it, and the explanation agree.
  */
 
@@ -66,12 +67,26 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     [
       'the default profile',
       true,
-      { '/etc/hostname': 'read', '/usr/bin/env': 'read', mine: 'write', outside: 'none' },
+      // /etc/shadow: a root-only secret the minimal set does not grant (a root broker's command
+      // could read it otherwise).
+      {
+        '/etc/hostname': 'read',
+        '/usr/bin/env': 'read',
+        mine: 'write',
+        outside: 'none',
+        '/etc/shadow': 'none',
+      },
     ],
     [
       'a policy with no minimal entry',
       false,
-      { '/etc/hostname': 'none', '/usr/bin/env': 'read', mine: 'write', outside: 'none' },
+      {
+        '/etc/hostname': 'none',
+        '/usr/bin/env': 'read',
+        mine: 'write',
+        outside: 'none',
+        '/etc/shadow': 'none',
+      },
     ],
   ] as const;
 

@@ -44,3 +44,47 @@ const CONFIGURATION: Record<HostOs, readonly string[]> = { linux: ['/etc'], maco
 export function runtimeReadRootCandidates(os: HostOs): string[] {
   return CANDIDATES[os].filter((root) => !CONFIGURATION[os].includes(root));
 }
+
+/**
+ * Root-only secrets inside the minimal set: files a root broker's sandbox could read through a
+ * `minimal` entry (its uid is root on the host, and mode 0600/0640 stops no one but other uids),
+ * though no program needs them to run. A `minimal` entry grants its roots *except* these: each is
+ * denied at its own depth, labelled as the minimal set's (permissions/access.ts), and masked by the
+ * sandbox (widening.ts adds the deny entries beside the expanded roots). A policy that grants one
+ * by its own entry still gets it unless it also has a `minimal` entry (the deeper deny wins then),
+ * and a policy that grants `/etc` without `minimal` reads them, as it asked. Exact paths, not
+ * globs: the ssh key types are spelled out, since a deny glob makes every launch scan the host and
+ * refuses a sandbox where the glob could match through a symlink (a NixOS `/etc` is links).
+ */
+export interface RootOnlySecret {
+  path: string;
+  why: string;
+}
+
+const ROOT_ONLY_SECRETS: Record<HostOs, readonly RootOnlySecret[]> = {
+  linux: [
+    { path: '/etc/shadow', why: 'password hashes of every local account' },
+    { path: '/etc/shadow-', why: 'the previous /etc/shadow, kept by the tools that edit it' },
+    { path: '/etc/gshadow', why: 'group password hashes and group administrators' },
+    { path: '/etc/gshadow-', why: 'the previous /etc/gshadow' },
+    { path: '/etc/security/opasswd', why: "pam_pwhistory's old password hashes" },
+    ...['dsa', 'ecdsa', 'ed25519', 'rsa'].map((type) => ({
+      path: `/etc/ssh/ssh_host_${type}_key`,
+      why: "the SSH server's private host key (whoever holds it can pose as this host)",
+    })),
+    { path: '/etc/ssl/private', why: 'private keys of the TLS certificates the host serves' },
+    { path: '/etc/krb5.keytab', why: "the host's Kerberos keys (act as the host in its realm)" },
+    {
+      path: '/etc/NetworkManager/system-connections',
+      why: 'Wi-Fi, VPN and 802.1X passwords of the system connections',
+    },
+    { path: '/etc/wireguard', why: 'WireGuard private keys' },
+    { path: '/etc/ipsec.secrets', why: 'IPsec pre-shared and private keys' },
+  ],
+  macos: [],
+  windows: [],
+};
+
+export function rootOnlySecrets(os: HostOs): readonly RootOnlySecret[] {
+  return ROOT_ONLY_SECRETS[os];
+}

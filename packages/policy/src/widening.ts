@@ -3,7 +3,7 @@ import { pathStartsWith } from './native-path.js';
 import { nativeToPathUri } from './path-uri.js';
 import { accessFor } from './permissions/access.js';
 import { hasFullDiskRead } from './permissions/full-disk.js';
-import { runtimeReadRootCandidates } from './platform-roots.js';
+import { rootOnlySecrets, runtimeReadRootCandidates } from './platform-roots.js';
 import {
   type FileSystemEntry,
   isRestrictedProfile,
@@ -74,7 +74,15 @@ export function widenForHelperRuntime(
     profile,
     profile.file_system.entries.flatMap((entry) =>
       entry.path.type === 'special' && entry.path.value.kind === 'minimal'
-        ? reads.minimalRootsPresent.map((root) => readEntry(root, entry.access))
+        ? [
+            ...reads.minimalRootsPresent.map((root) => readEntry(root, entry.access)),
+            // What `minimal` does not grant (access.ts minimalExclusions), masked like any deny.
+            ...rootOnlySecrets(os)
+              .filter((secret) =>
+                reads.minimalRootsPresent.some((root) => pathStartsWith(os, secret.path, root)),
+              )
+              .map((secret) => readEntry(secret.path, 'deny')),
+          ]
         : [entry],
     ),
   );

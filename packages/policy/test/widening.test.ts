@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { accessFor } from '../src/permissions/access.js';
+import { accessFor, MINIMAL_SECRET_LABEL } from '../src/permissions/access.js';
+import { rootOnlySecrets } from '../src/platform-roots.js';
 import { runtimeReadOf, runtimeReadPaths, widenForHelperRuntime } from '../src/widening.js';
 import { glob, pathEntry, restricted, special } from './support/contexts.js';
 
@@ -66,7 +67,40 @@ describe('widenForHelperRuntime', () => {
         pathEntry('file:///usr', 'read'),
         pathEntry('file:///etc', 'read'),
         pathEntry('file:///lib', 'read'),
+        ...rootOnlySecrets('linux').map((secret) => pathEntry(`file://${secret.path}`, 'deny')),
       ),
+    );
+  });
+  it("keeps the root-only secrets out of minimal's grant, in the widening and in accessFor alike", () => {
+    const cases: Array<[string, ReturnType<typeof restricted>, 'read' | 'deny']> = [
+      ['minimal', restricted(special('minimal', 'read')), 'deny'],
+      // A grant at or above the secret loses to the deeper carve-out while minimal is there…
+      [
+        'minimal and the file itself',
+        restricted(special('minimal', 'read'), pathEntry('file:///etc/shadow', 'read')),
+        'deny',
+      ],
+      ['minimal and /etc', restricted(special('minimal', 'read'), pathEntry('file:///etc', 'read')), 'deny'],
+      // …and without minimal, /etc granted by its own entry is read whole, as asked.
+      ['/etc alone', restricted(pathEntry('file:///etc', 'read')), 'read'],
+    ];
+    for (const [name, profile, expected] of cases) {
+      const widened = widenForHelperRuntime(profile, { ...runtime, helperFiles: [] });
+      for (const path of [
+        '/etc/shadow',
+        '/etc/gshadow',
+        '/etc/ssh/ssh_host_ed25519_key',
+        '/etc/ssl/private/k.pem',
+      ]) {
+        expect([name, path, accessFor(profile, path, 'linux').access]).toEqual([name, path, expected]);
+        expect([name, path, accessFor(widened, path, 'linux').access]).toEqual([name, path, expected]);
+      }
+      for (const path of ['/etc/passwd', '/etc/ssh/ssh_config', '/etc/ssh/ssh_host_ed25519_key.pub']) {
+        expect([name, path, accessFor(widened, path, 'linux').access]).toEqual([name, path, 'read']);
+      }
+    }
+    expect(accessFor(restricted(special('minimal', 'read')), '/etc/shadow', 'linux').entry).toBe(
+      MINIMAL_SECRET_LABEL,
     );
   });
   it('never weakens a deny', () => {

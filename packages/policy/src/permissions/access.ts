@@ -7,6 +7,7 @@ import {
   relativeSegments,
   splitNativePath,
 } from '../native-path.js';
+import { rootOnlySecrets } from '../platform-roots.js';
 import { type Access, isRestrictedProfile, type PermissionProfile } from '../schemas/sandbox-context.js';
 import { entryLabel, entryScope } from './entry-scope.js';
 import {
@@ -80,9 +81,31 @@ function decide(profile: PermissionProfile, nativePath: string, os: HostOs): Dec
         candidates.push({ depth: split.segments.length, decision });
       }
     }
+    if (entry.path.type === 'special' && entry.path.value.kind === 'minimal')
+      candidates.push(...minimalExclusions(os, path));
     for (const candidate of candidates) if (beats(candidate, best)) best = candidate;
   }
   return best ? best.decision : { access: 'deny', entry: null, root: null };
+}
+
+/** How a denial carved out of the minimal set is labelled (platform-roots.ts rootOnlySecrets). */
+export const MINIMAL_SECRET_LABEL = 'minimal:deny (a root-only secret)';
+
+/**
+ * The root-only secrets a `minimal` entry does not grant, as denials at their own depth: deeper than the minimal root, so they win over it and over any grant at or
+ * above them, as the masks the widening adds win in the sandbox.
+ */
+function minimalExclusions(os: HostOs, path: string): Candidate[] {
+  const candidates: Candidate[] = [];
+  for (const secret of rootOnlySecrets(os)) {
+    const at = splitNativePath(os, secret.path);
+    if (at === null || !pathStartsWith(os, path, secret.path)) continue;
+    candidates.push({
+      depth: at.segments.length,
+      decision: { access: 'deny', entry: MINIMAL_SECRET_LABEL, root: null },
+    });
+  }
+  return candidates;
 }
 
 /** The access a profile gives a native absolute path, with the entry that decided it. */
