@@ -28,6 +28,10 @@
 //                                   only the node-vs-Bun comparison
 //   node bench/run.mjs [rounds] --cli-only
 //                                   only the CLI's start
+//   node bench/run.mjs [rounds] --hardening-only
+//                                   only the host-privilege hardening's cost (lib/hardening-cost.mjs):
+//                                   a helper's cold read and a command's start, with and without the
+//                                   seccomp filter and the /proc and /sys masks, in the same rounds
 //   node bench/run.mjs [rounds] --awaited-only
 //                                   only the awaited reads (rounds / 4 runs of 50 per runtime and mode)
 //   node bench/run.mjs [rounds] --peer codex        (also with --runtimes-only; pnpm bench --peer codex)
@@ -50,6 +54,7 @@ import { formatCliStart, measureCliStart } from './lib/cli-start.mjs';
 import { assertSandboxes, codexVersion, locateCodex, startCodex } from './lib/codex-peer.mjs';
 import { createFixture, sandboxFor } from './lib/fixture.mjs';
 import { runMeta } from './lib/format.mjs';
+import { formatHardeningCost, measureHardeningCost } from './lib/hardening-cost.mjs';
 import { measureHelperStart } from './lib/helper-start.mjs';
 import { measureLargeReads, measureOneHugeRead } from './lib/large-read.mjs';
 import { measureLatencies } from './lib/latency.mjs';
@@ -68,6 +73,7 @@ const { values: flags, positionals } = (() => {
         'runtimes-only': { type: 'boolean' },
         'awaited-only': { type: 'boolean' },
         'cli-only': { type: 'boolean' },
+        'hardening-only': { type: 'boolean' },
         peer: { type: 'string' },
       },
       allowPositionals: true,
@@ -81,6 +87,7 @@ const baselineDir = flags.baseline ?? null;
 const runtimesOnly = flags['runtimes-only'] === true;
 const awaitedOnly = flags['awaited-only'] === true;
 const cliOnly = flags['cli-only'] === true;
+const hardeningOnly = flags['hardening-only'] === true;
 if (flags.peer !== undefined && flags.peer !== 'codex') {
   console.error(`bench/run.mjs: --peer knows only codex, not ${flags.peer}`);
   process.exit(2);
@@ -133,6 +140,18 @@ async function measureRuntimesWithPeer() {
 const awaitedRounds = Math.max(3, Math.round(rounds / 4));
 
 try {
+  if (hardeningOnly) {
+    step(`host-privilege hardening (${rounds} rounds)`);
+    const hardening = await measureHardeningCost(fixture, sandbox, runtime, rounds);
+    console.log(formatHardeningCost(hardening));
+    meta.loadAfter = loadavg();
+    console.log(
+      `load before ${meta.loadBefore.map((x) => x.toFixed(2)).join(' ')}, after ${meta.loadAfter.map((x) => x.toFixed(2)).join(' ')}`,
+    );
+    mkdirSync(resultsDir, { recursive: true });
+    writeFileSync(`${resultsDir}hardening.json`, `${JSON.stringify({ meta, hardening }, null, 2)}\n`);
+    process.exit(0);
+  }
   if (cliOnly) {
     step(`CLI start (${rounds} rounds)`);
     const cliStart = await measureCliStart(fixture, cliBin, rounds);
@@ -193,6 +212,8 @@ try {
   const awaited = await measureAwaitedReads(fixture, sandbox, helperRuntimes, awaitedRounds);
   step(`CLI start (${rounds} rounds)`);
   const cliStart = await measureCliStart(fixture, cliBin, rounds);
+  step(`host-privilege hardening (${rounds} rounds)`);
+  const hardening = await measureHardeningCost(fixture, sandbox, runtime, rounds);
 
   step(`helper runtimes${withCodex ? ' and the Codex exec-server' : ''} (${rounds} rounds)`);
   const runtimes = await measureRuntimesWithPeer();
@@ -204,6 +225,7 @@ try {
   console.log(formatBatchReads(batchReads));
   console.log(`\n${formatAwaitedReads(awaited)}`);
   console.log(`\n${formatCliStart(cliStart)}`);
+  console.log(`\n${formatHardeningCost(hardening)}`);
   console.log(`\nHelper runtimes (sandboxed, same run)\n${formatRuntimes(runtimes)}`);
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(
@@ -222,6 +244,7 @@ try {
         batchReads: { summary: batchReads.summary, ratios: batchReads.ratios },
         awaitedReads: awaited,
         cliStart,
+        hardening,
         helperRuntimes: runtimes,
         samples: { latency: latency.samples, largeRead64MiB: large.samples, helperStart: start },
       },

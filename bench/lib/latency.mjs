@@ -38,7 +38,7 @@ export async function measureLatencies(fixture, sandbox, runtime, rounds, baseli
   const spares = before === null ? 2 : 4;
   const { launch } = await cold.prepareSandbox(sandbox);
   const floor = floorLaunch(launch, runtime.helperBundle, fixture.emptyScript);
-  const floorCommand = { ...launchCommand(floor), env: floor.env };
+  const floorCommand = { ...launchCommand(floor), env: floor.env, inputs: floor.inputs };
   const variants = [{ name: 'floor', mode: 'floor', operation: null, run: () => timeLaunch(floorCommand) }];
   for (const [operation, make] of Object.entries(OPERATIONS)) {
     const [method, params] = make(fixture);

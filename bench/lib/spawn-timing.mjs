@@ -1,20 +1,33 @@
 import { spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 /**
  * Spawns a launch the way the broker spawns a helper (detached, piped stdio, cwd /, the launch's
- * environment), writes `input`, and resolves with the milliseconds until the process has exited and
- * its output closed, and the number of stdout bytes.
+ * environment, and its inputs: the seccomp filter into a pipe at `inputs.firstFd`, /dev/null for
+ * each empty input after it), writes `input`, and resolves with the milliseconds until the process
+ * has exited and its output closed, and the number of stdout bytes.
  */
 export function timeLaunch(launch, input = '') {
   return new Promise((resolve, reject) => {
     const started = performance.now();
+    const inputs = launch.inputs;
+    const stdio = ['pipe', 'pipe', 'pipe'];
+    if (inputs !== undefined) {
+      if (inputs.firstFd !== stdio.length) throw new Error(`launch inputs at fd ${inputs.firstFd}`);
+      if (inputs.seccomp !== null) stdio.push('pipe');
+      for (let i = 0; i < inputs.emptyInputs; i += 1) stdio.push(devNull());
+    }
     const child = spawn(launch.file, launch.args, {
       env: launch.env,
       cwd: '/',
       detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdio,
     });
+    if (inputs?.seccomp != null) {
+      child.stdio[inputs.firstFd].on('error', () => {});
+      child.stdio[inputs.firstFd].end(Buffer.from(inputs.seccomp, 'base64'));
+    }
     let bytes = 0;
     let stderr = '';
     child.stdout.on('data', (chunk) => {
@@ -28,6 +41,8 @@ export function timeLaunch(launch, input = '') {
       if (code !== 0) reject(new Error(`${launch.file} exited ${code}: ${stderr}`));
       else resolve({ ms: performance.now() - started, bytes });
     });
+    // A launch that fails at once closes its stdin first: its exit says why.
+    child.stdin.on('error', () => {});
     child.stdin.end(input);
   });
 }
@@ -48,4 +63,11 @@ export function floorLaunch(launch, helperBundle, emptyScript) {
     helperArgs: [],
     mountPoints: [],
   };
+}
+
+let devNullFd = null;
+/** One descriptor on /dev/null, kept open for every spawn (a launch's empty inputs). */
+function devNull() {
+  devNullFd ??= openSync('/dev/null', 'r');
+  return devNullFd;
 }

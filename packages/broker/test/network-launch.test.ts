@@ -1,10 +1,13 @@
 import { once } from 'node:events';
-import { realpathSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type NetworkAllowlist, parseNetworkEntry } from '@fs-sandbox/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandLaunchSpec } from '../src/backends/backend.js';
+import { commandNetworkLaunch } from '../src/network/command-network-launch.js';
 import type { NetworkEvent } from '../src/network/network-event.js';
 import { type NetworkLaunch, networkLauncherArgv } from '../src/network/sandbox-listeners.js';
 import { CommandProcess } from '../src/runner/command-process.js';
@@ -150,5 +153,72 @@ describe('the network set-up step', () => {
     expect(() => networkLauncherArgv(SHELL, NODE, { ...network, channelFd: 12 }, {}, ['true'])).toThrow(
       /descriptor 3\.\.9/,
     );
+  });
+});
+
+describe('unix socket relays in the launch', () => {
+  const programs = { shell: SHELL, node: NODE };
+  it('listen on the first free ports from 9500 beside the other listeners, named in FS_SANDBOX_UNIX_SOCKETS', () => {
+    const relays = [
+      { path: '/run/a.sock', target: '/srv/a.sock' },
+      { path: '/run/b.sock', target: '/srv/b.sock' },
+    ];
+    const plan = commandNetworkLaunch(
+      { network: { kind: 'managed', loopbackPorts: [9500, 3128] }, env: { A: '1' }, argv: ['true'] },
+      programs,
+      relays,
+    );
+    expect(plan?.launch.listeners).toEqual([
+      { port: 9500, use: 'forward' },
+      { port: 3128, use: 'forward' },
+      { port: 9501, use: 'unix-relay', target: '/srv/a.sock' },
+      { port: 9502, use: 'unix-relay', target: '/srv/b.sock' },
+    ]);
+    expect(plan?.launch.allowlist).toBeNull();
+    expect(JSON.parse(plan?.env.FS_SANDBOX_UNIX_SOCKETS as string)).toEqual({
+      '/run/a.sock': '127.0.0.1:9501',
+      '/run/b.sock': '127.0.0.1:9502',
+    });
+    // No network and no socket: no set-up step at all.
+    expect(commandNetworkLaunch({ network: { kind: 'none' }, env: {}, argv: ['true'] }, programs)).toBeNull();
+    expect(
+      commandNetworkLaunch({ network: { kind: 'none' }, env: {}, argv: ['true'] }, programs, relays)?.launch
+        .listeners,
+    ).toHaveLength(2);
+  });
+
+  it('relays a connection to the socket, bytes both ways, and reports it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fs-sandbox-relay-'));
+    const path = join(dir, 'echo.sock');
+    const echo = createServer((socket) => socket.on('data', (chunk) => socket.end(`echo:${chunk}`)));
+    echo.listen(path);
+    await once(echo, 'listening');
+    try {
+      const port = await freePort();
+      const ran = await runLaunch(
+        { channelFd: 3, listeners: [{ port, use: 'unix-relay', target: path }], allowlist: null },
+        {},
+        [
+          NODE,
+          '-e',
+          `const s=require('net').connect(${port},'127.0.0.1',()=>s.write('hi'));s.on('data',d=>process.stdout.write(d));`,
+        ],
+      );
+      expect(ran.stdout).toBe('echo:hi');
+      expect(ran.events).toMatchObject([
+        {
+          protocol: 'unix',
+          host: path,
+          port: null,
+          address: path,
+          outcome: 'allowed',
+          bytesUp: 2,
+          bytesDown: 7,
+        },
+      ]);
+    } finally {
+      echo.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -162,6 +162,8 @@ export const LIMITS = {
   networkSetupTimeoutMs: 30_000,
   /** Loopback ports a managed network (`managedNetwork.loopbackPorts`) may name. */
   networkMaxManagedPorts: 16,
+  /** Host unix sockets one context may relay to its commands (`unix_sockets`, `--allow-unix-socket`). */
+  unixSocketMaxEntries: 16,
   /** fs/search: matches returned (default and most), context lines, characters kept of one line. */
   searchDefaultResults: 200,
   searchMaxResults: 10_000,

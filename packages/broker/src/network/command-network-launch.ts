@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import type { CommandNetwork } from '@fs-sandbox/policy';
 import { LAUNCH_CHANNEL_FD } from '../backends/backend.js';
 import { type NetworkLaunch, networkLauncherArgv, PROXY_PORTS } from './sandbox-listeners.js';
+import { UNIX_RELAY_VARIABLE, type UnixSocketRelay, unixRelayPorts } from './unix-relay.js';
 
 /** The programs the network set-up step runs inside the sandbox, by their real paths. */
 export interface LauncherPrograms {
@@ -49,31 +50,53 @@ export interface CommandNetworkLaunchPlan {
 
 /**
  * The launch of a command whose way out is through the broker, or null when its network needs
- * no set-up step (none at all, or the host's).
+ * no set-up step (none at all and no unix socket relayed, or the host's). `relays` are the
+ * command's `unixSockets` as resolved when it starts (unix-relay.ts).
  */
 export function commandNetworkLaunch(
   command: { network: CommandNetwork; env: Record<string, string>; argv: string[] },
   programs: LauncherPrograms = hostLauncherPrograms(),
+  relays: readonly UnixSocketRelay[] = [],
 ): CommandNetworkLaunchPlan | null {
   const { network } = command;
-  if (network.kind === 'none' || network.kind === 'host') return null;
-  // The channel is the spawn's first descriptor after stdio (the launch inputs follow it).
-  const launch: NetworkLaunch =
+  if (network.kind === 'host' || (network.kind === 'none' && relays.length === 0)) return null;
+  const ways: NetworkLaunch['listeners'] =
     network.kind === 'proxy'
-      ? {
-          channelFd: LAUNCH_CHANNEL_FD,
-          listeners: [
-            { port: PROXY_PORTS.http, use: 'http-proxy' },
-            { port: PROXY_PORTS.socks, use: 'socks-proxy' },
-          ],
-          allowlist: network.allowlist,
-        }
+      ? [
+          { port: PROXY_PORTS.http, use: 'http-proxy' },
+          { port: PROXY_PORTS.socks, use: 'socks-proxy' },
+        ]
+      : network.kind === 'managed'
+        ? network.loopbackPorts.map((port) => ({ port, use: 'forward' }))
+        : [];
+  const ports = unixRelayPorts(
+    relays.length,
+    ways.map((listener) => listener.port),
+  );
+  const relayed = relays.map((relay, index) => ({
+    port: ports[index] as number,
+    use: 'unix-relay' as const,
+    target: relay.target,
+  }));
+  // The channel is the spawn's first descriptor after stdio (the launch inputs follow it).
+  const launch: NetworkLaunch = {
+    channelFd: LAUNCH_CHANNEL_FD,
+    listeners: [...ways, ...relayed],
+    allowlist: network.kind === 'proxy' ? network.allowlist : null,
+  };
+  const relayVariable: Record<string, string> =
+    relays.length === 0
+      ? {}
       : {
-          channelFd: LAUNCH_CHANNEL_FD,
-          listeners: network.loopbackPorts.map((port) => ({ port, use: 'forward' })),
-          allowlist: null,
+          [UNIX_RELAY_VARIABLE]: JSON.stringify(
+            Object.fromEntries(relays.map((relay, index) => [relay.path, `127.0.0.1:${ports[index]}`])),
+          ),
         };
-  const env = network.kind === 'proxy' ? { ...command.env, ...proxyVariables() } : command.env;
+  const env = {
+    ...command.env,
+    ...(network.kind === 'proxy' ? proxyVariables() : {}),
+    ...relayVariable,
+  };
   return {
     launch,
     env,

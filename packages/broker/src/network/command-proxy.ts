@@ -1,4 +1,4 @@
-import type { Server, Socket } from 'node:net';
+import { createConnection, type Server, type Socket } from 'node:net';
 import type { Duplex, Readable } from 'node:stream';
 import { type CanonicalHost, LIMITS, type NetworkAllowlist } from '@fs-sandbox/policy';
 import {
@@ -96,6 +96,33 @@ export class CommandProxy implements ProxyCore {
     });
   }
 
+  /**
+   * Relays every connection to the host unix socket at `target` (a real path checked when the
+   * command started, unix-relay.ts), judged by nothing here: the context named it.
+   */
+  serveUnixRelay(listener: Server, target: string): void {
+    this.serve(listener, 'unix', (socket) => {
+      const started = Date.now();
+      socket.pause();
+      const upstream = createConnection({ path: target });
+      upstream.once('connect', () =>
+        this.relay({ protocol: 'unix', host: null, port: 0, address: target, started }, socket, upstream),
+      );
+      upstream.once('error', (error) => {
+        if (!upstream.connecting) return;
+        socket.destroy();
+        this.report(
+          networkEvent('unix', started, {
+            host: target,
+            address: target,
+            outcome: 'failed',
+            reason: `cannot connect to the host's unix socket ${target}: ${error.message}`,
+          }),
+        );
+      });
+    });
+  }
+
   /** Ends every connection and stops accepting: the command is gone. */
   close(): void {
     if (this.closed) return;
@@ -137,8 +164,9 @@ export class CommandProxy implements ProxyCore {
       if (open > 0) return;
       this.report(
         networkEvent(target.protocol, target.started, {
-          host: target.host?.name ?? null,
-          port: target.port,
+          // A relayed unix socket is named by its path and has no port.
+          host: target.protocol === 'unix' ? target.address : (target.host?.name ?? null),
+          port: target.protocol === 'unix' ? null : target.port,
           address: target.address,
           outcome: 'allowed',
           bytesUp: traffic.up,

@@ -5,8 +5,11 @@
 export interface NetworkEvent {
   /** When the request arrived (ms since the epoch). */
   time: number;
-  /** How the command asked: an HTTP proxy request, a CONNECT tunnel, SOCKS5, or a managed port. */
-  protocol: 'http' | 'connect' | 'socks5' | 'forward';
+  /**
+   * How the command asked: an HTTP proxy request, a CONNECT tunnel, SOCKS5, a managed port, or a
+   * relayed host unix socket (whose path is then `host` and `address`, with no port).
+   */
+  protocol: 'http' | 'connect' | 'socks5' | 'forward' | 'unix';
   /** The destination as the command named it (canonical), or null when it named none readable. */
   host: string | null;
   port: number | null;

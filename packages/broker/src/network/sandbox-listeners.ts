@@ -29,13 +29,14 @@ import { FsError, LIMITS, type NetworkAllowlist } from '@fs-sandbox/policy';
 /** The ports the proxy listens on inside the namespace, the usual HTTP-proxy and SOCKS ports. */
 export const PROXY_PORTS = { http: 3128, socks: 1080 } as const;
 
-export type ListenerUse = 'http-proxy' | 'socks-proxy' | 'forward';
+export type ListenerUse = 'http-proxy' | 'socks-proxy' | 'forward' | 'unix-relay';
 
 /** What a command launch needs for its network, beside bwrap's arguments. */
 export interface NetworkLaunch {
   /** The descriptor number of the channel in the sandbox (the spawn's stdio index for `ipc`). */
   channelFd: number;
-  listeners: Array<{ port: number; use: ListenerUse }>;
+  /** `target`: for a `unix-relay`, the host socket's real path (unix-relay.ts). */
+  listeners: Array<{ port: number; use: ListenerUse; target?: string }>;
   /** What the proxy lets through; null when every listener is a forward (managed networking). */
   allowlist: NetworkAllowlist | null;
 }

@@ -163,11 +163,12 @@ export class CommandProcess {
       proxy.close();
       throw error;
     }
-    for (const { port, use } of network.listeners) {
+    for (const { port, use, target } of network.listeners) {
       const socket = sockets.get(port);
       if (socket === undefined) continue;
       if (use === 'http-proxy') proxy.serveHttp(socket);
       else if (use === 'socks-proxy') proxy.serveSocks(socket);
+      else if (use === 'unix-relay') proxy.serveUnixRelay(socket, target as string);
       else proxy.serveForward(socket, port);
     }
   }

@@ -45,7 +45,7 @@ export function sandboxCommandOf(
   os: HostOs,
 ): SandboxCommand {
   const plain = commandEnv(brokerEnv, request.envPolicy, request.env, os);
-  const network = commandNetworkOf(profile, request.managedNetwork ?? UNMANAGED, plain);
+  const network = commandNetworkOf(profile, request.managedNetwork ?? UNMANAGED, plain, os);
   const command = { argv: request.argv, cwd: request.cwd, terminal: request.terminal ?? null, network };
   if (network.kind === 'none') return { ...command, env: plain, caFiles: [] };
   const env = commandEnv(brokerEnv, request.envPolicy, request.env, os, CA_BUNDLE_VARIABLES);
@@ -53,8 +53,9 @@ export function sandboxCommandOf(
 }
 
 /**
- * A command the context runs without a sandbox (as the reference runs it). An allowlist or managed
- * networking could not be enforced there: refused rather than run with the whole network.
+ * A command the context runs without a sandbox (as the reference runs it). An allowlist, managed
+ * networking or a list of unix sockets could not be enforced there: refused rather than run with
+ * the whole network and every socket.
  */
 export function unsandboxedCommandOf(
   request: CommandLaunchRequest,
@@ -67,11 +68,13 @@ export function unsandboxedCommandOf(
       ? 'enforceManagedNetwork'
       : profile?.type === 'managed' && profile.network_domains != null
         ? 'network_domains'
-        : null;
+        : profile?.type === 'managed' && (profile.unix_sockets ?? []).length > 0
+          ? 'unix_sockets'
+          : null;
   if (why !== null)
     throw new FsError(
       'sandbox_unavailable',
-      `${why} needs a sandboxed command, and this context runs commands without a sandbox (no context, or a file system it does not restrict); refused rather than run with the whole network`,
+      `${why} needs a sandboxed command, and this context runs commands without a sandbox (no context, or a file system it does not restrict); refused rather than run with the whole network and every socket`,
       { kind: 'sandboxPreparation' },
     );
   return {

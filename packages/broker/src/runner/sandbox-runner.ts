@@ -19,6 +19,7 @@ import {
   type SandboxBackend,
 } from '../backends/backend.js';
 import { commandNetworkLaunch, type LauncherPrograms } from '../network/command-network-launch.js';
+import { resolveUnixSocketRelays } from '../network/unix-relay.js';
 import { assertCwdShown, assertProgramShown } from './command-program.js';
 import { prepareCommandSurface } from './command-surface.js';
 import { type ResolvedHelperRuntime, runsRipgrep } from './helper-runtime.js';
@@ -204,7 +205,11 @@ export class SandboxRunner {
         ? command.argv
         : [...terminalLauncher(runtime, command.terminal), ...command.argv];
     // The network set-up step runs first, then the terminal (if any), then the command.
-    const network = commandNetworkLaunch({ ...command, argv }, this.deps.launcherPrograms);
+    const relays = await resolveUnixSocketRelays(
+      command.network.kind === 'host' ? [] : (command.network.unixSockets ?? []),
+      this.planFor(context, runtime).writableRoots.map((root) => root.root),
+    );
+    const network = commandNetworkLaunch({ ...command, argv }, this.deps.launcherPrograms, relays);
     // The executable surface at every depth of the writable roots, found now and swept after.
     const surface = prepareCommandSurface(
       {

@@ -9,6 +9,7 @@ import {
   isAbsoluteNative,
   nativeToPathUri,
   parseSandboxContext,
+  pathUriToNative,
   type SandboxContextInput,
   workspaceWriteProfile,
 } from '@fs-sandbox/policy';
@@ -126,6 +127,8 @@ export interface NetworkFlags {
   network?: boolean;
   allowDomain: string[];
   denyDomain: string[];
+  /** `--allow-unix-socket`: host sockets relayed to the command (`unix_sockets`). */
+  allowUnixSocket: string[];
 }
 
 export function addNetworkOptions(command: Command): Command {
@@ -142,6 +145,12 @@ export function addNetworkOptions(command: Command): Command {
       'never let the command reach this host, whatever --allow-domain says (repeatable)',
       collect,
       [],
+    )
+    .option(
+      '--allow-unix-socket <path>',
+      'let the command reach this host unix socket, and no other, through a relay on a 127.0.0.1 port of its own network (FS_SANDBOX_UNIX_SOCKETS gives path → address; the socket must lie outside the writable roots) (repeatable)',
+      collect,
+      [],
     );
 }
 
@@ -153,18 +162,27 @@ export function addNetworkOptions(command: Command): Command {
 export function withNetworkFlags(
   sandbox: SandboxContextInput | null,
   flags: NetworkFlags & Pick<ContextFlags, 'sandbox'>,
+  os: HostOs = currentHostOs(),
 ): SandboxContextInput | null {
   const domains = flags.allowDomain.length > 0 || flags.denyDomain.length > 0;
-  if (!flags.network && !domains) return sandbox;
+  const sockets = flags.allowUnixSocket ?? [];
+  if (!flags.network && !domains && sockets.length === 0) return sandbox;
   const named = flags.network
     ? '--network'
     : flags.allowDomain.length > 0
       ? '--allow-domain'
-      : '--deny-domain';
+      : flags.denyDomain.length > 0
+        ? '--deny-domain'
+        : '--allow-unix-socket';
   if (flags.network && domains)
     throw new FsError(
       'invalid_params',
       '--network gives the whole network; --allow-domain and --deny-domain narrow none to some hosts: use one or the other',
+    );
+  if (flags.network && sockets.length > 0)
+    throw new FsError(
+      'invalid_params',
+      "--allow-unix-socket relays sockets into the command's own network, and --network gives it the host's: use --allow-domain for its network instead",
     );
   if (flags.denyDomain.length > 0 && flags.allowDomain.length === 0)
     throw new FsError(
@@ -184,15 +202,27 @@ export function withNetworkFlags(
   const permissions = sandbox.permissions;
   if (permissions.type !== 'managed')
     throw new FsError('invalid_params', `${named} needs managed permissions`);
-  // The flags replace a policy file's network (flags win): its allowlist goes with it.
-  const { network_domains: _replaced, ...others } = permissions;
-  const network = flags.network
-    ? { ...others, network: 'enabled' as const }
-    : {
-        ...others,
-        network: 'restricted' as const,
-        network_domains: { allow: flags.allowDomain, deny: flags.denyDomain },
-      };
+  // The flags replace a policy file's network (flags win): its allowlist goes with it, and its
+  // sockets with --network (a command with the host's network has no namespace to relay into).
+  // --allow-unix-socket alone replaces only the file's sockets.
+  const { network_domains: fileDomains, unix_sockets: fileSockets, ...others } = permissions;
+  // Relative socket paths are the sandbox's cwd's, as the context's other paths are.
+  const base = typeof sandbox.cwd === 'string' ? pathUriToNative(sandbox.cwd, os) : process.cwd();
+  const socketPart =
+    sockets.length > 0
+      ? { unix_sockets: sockets.map((path) => nativeToPathUri(resolve(base, path), os)) }
+      : flags.network || fileSockets == null
+        ? {}
+        : { unix_sockets: fileSockets };
+  const networkPart = flags.network
+    ? { network: 'enabled' as const }
+    : domains
+      ? {
+          network: 'restricted' as const,
+          network_domains: { allow: flags.allowDomain, deny: flags.denyDomain },
+        }
+      : { network: permissions.network, ...(fileDomains == null ? {} : { network_domains: fileDomains }) };
+  const network = { ...others, ...networkPart, ...socketPart };
   // Parsed now for an early, flag-named error (an entry that is not a host); the broker parses again.
   const context = { ...sandbox, permissions: network };
   parseSandboxContext(context);

@@ -11,6 +11,7 @@ import {
   type HostOs,
   type PermissionProfile,
   parseSandboxContext,
+  pathUriToNative,
   type SandboxPlan,
 } from '@fs-sandbox/policy';
 import { decodeBpf, disassembleSeccomp } from '@fs-sandbox/policy/seccomp';
@@ -110,6 +111,22 @@ export function describeCommandNetwork(profile: PermissionProfile | null): strin
   if (profile === null || profile.type !== 'managed')
     return [`${label}network: not sandboxed by this context`];
   if (profile.network === 'enabled') return [`${label}network: the host's whole network`];
+  const sockets = (profile.unix_sockets ?? []).map((uri) => pathUriToNative(uri, currentHostOs()));
+  const relayed =
+    sockets.length === 0
+      ? [`${indent}unix sockets: none (no AF_UNIX socket of their own; socketpair works)`]
+      : [
+          `${indent}unix sockets: only these, each relayed by fs-sandbox to a 127.0.0.1 port (FS_SANDBOX_UNIX_SOCKETS)`,
+          ...sockets.map((path) => `${indent}  ${escapeForTerminal(path)}`),
+        ];
+  return [...describeDomains(profile, label, indent), ...relayed];
+}
+
+function describeDomains(
+  profile: Extract<PermissionProfile, { type: 'managed' }>,
+  label: string,
+  indent: string,
+): string[] {
   const domains = profile.network_domains;
   if (domains == null) return [`${label}network: none (an empty network namespace of their own)`];
   const lines = [

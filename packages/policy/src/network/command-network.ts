@@ -1,5 +1,7 @@
 import { FsError } from '../error-kinds.js';
+import type { HostOs } from '../host-os.js';
 import { LIMITS } from '../limits.js';
+import { pathUriToNative } from '../path-uri.js';
 import type { PermissionProfile } from '../schemas/sandbox-context.js';
 import type { NetworkAllowlist } from './network-decision.js';
 import { type NetworkEntry, parseNetworkEntry } from './network-entry.js';
@@ -17,10 +19,19 @@ import { canonicalHost, parsePort } from './network-host.js';
  *   host's loopback, the client's own proxy (`enforceManagedNetwork`, as the reference does it).
  */
 export type CommandNetwork =
-  | { kind: 'none' }
+  | ({ kind: 'none' } & UnixSocketRelays)
   | { kind: 'host' }
-  | { kind: 'proxy'; allowlist: NetworkAllowlist }
-  | { kind: 'managed'; loopbackPorts: number[] };
+  | ({ kind: 'proxy'; allowlist: NetworkAllowlist } & UnixSocketRelays)
+  | ({ kind: 'managed'; loopbackPorts: number[] } & UnixSocketRelays);
+
+/**
+ * Host unix sockets (native absolute paths, as the context names them) the broker relays into the
+ * command's own namespace (`unix_sockets`); absent or empty: none. A command with the host's
+ * network has no namespace of its own to relay into (the context's schema refuses the pair).
+ */
+export interface UnixSocketRelays {
+  unixSockets?: string[];
+}
 
 /** `process/start`'s managed-network fields, as parsed (see process-params.ts). */
 export interface ManagedNetworkRequest {
@@ -44,21 +55,30 @@ export function commandNetworkOf(
   profile: PermissionProfile,
   managed: ManagedNetworkRequest,
   env: Readonly<Record<string, string>>,
+  os: HostOs = 'linux',
 ): CommandNetwork {
   const domains = profile.type === 'managed' ? profile.network_domains : null;
+  const sockets = profile.type === 'managed' ? (profile.unix_sockets ?? []) : [];
+  const relays: UnixSocketRelays =
+    sockets.length === 0
+      ? {}
+      : { unixSockets: [...new Set(sockets.map((uri) => pathUriToNative(uri, os)))].sort() };
   if (managed.enforce) {
     if (domains != null)
       throw refusal(
         "enforceManagedNetwork routes the command to the client's proxy, and network_domains to this broker's: send one of them",
       );
-    return { kind: 'managed', loopbackPorts: managedPorts(managed, env) };
+    return { kind: 'managed', loopbackPorts: managedPorts(managed, env), ...relays };
   }
   if (domains != null)
     return {
       kind: 'proxy',
       allowlist: { allow: domains.allow.map(entryOf), deny: domains.deny.map(entryOf) },
+      ...relays,
     };
-  return profile.type === 'managed' && profile.network === 'enabled' ? { kind: 'host' } : { kind: 'none' };
+  return profile.type === 'managed' && profile.network === 'enabled'
+    ? { kind: 'host' }
+    : { kind: 'none', ...relays };
 }
 
 /** An entry the context's schema already checked. */

@@ -153,10 +153,26 @@ export const networkDomainsSchema = z.strictObject({
 });
 export type NetworkDomains = z.output<typeof networkDomainsSchema>;
 
+/**
+ * An extension beyond the reference: host unix sockets a command may reach, each through a relay of
+ * the broker (the command itself still cannot create an AF_UNIX socket; see the broker's
+ * network/unix-relay.ts for why). A client of the reference ignores the field and reaches none.
+ */
+export const unixSocketsSchema = z.array(pathUriSchema).max(LIMITS.unixSocketMaxEntries, {
+  message: `a context may relay at most ${LIMITS.unixSocketMaxEntries} unix sockets`,
+});
+
 /** Where a profile runs commands without a sandbox, an allowlist could not be enforced: refused. */
 const unenforceableDomains = z
   .never({
     error: 'network_domains needs `managed` permissions: this profile runs commands without a sandbox',
+  })
+  .optional();
+
+/** Likewise a socket list: without a sandbox every socket is reachable, so naming some means nothing. */
+const unenforceableSockets = z
+  .never({
+    error: 'unix_sockets needs `managed` permissions: this profile runs commands without a sandbox',
   })
   .optional();
 
@@ -168,6 +184,7 @@ export const permissionProfileSchema = z.discriminatedUnion('type', [
       // The helper never needs the network; a missing value is read as the safe one.
       network: networkSchema.default('restricted'),
       network_domains: networkDomainsSchema.nullish(),
+      unix_sockets: unixSocketsSchema.nullish(),
     })
     .superRefine((profile, ctx) => {
       // `enabled` already reaches every host; an allowlist beside it would mean the reference grants
@@ -179,12 +196,26 @@ export const permissionProfileSchema = z.discriminatedUnion('type', [
           message:
             'network_domains narrows a `restricted` network to the hosts it allows; with `enabled` every host is reachable already',
         });
+      // The relays listen inside the command's own network namespace; with the host's network they
+      // would listen on the host's loopback, for every local process.
+      if (profile.network === 'enabled' && profile.unix_sockets != null && profile.unix_sockets.length > 0)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['unix_sockets'],
+          message:
+            "unix_sockets are relayed into a command's own network namespace; with `network: enabled` it has none (use network_domains for its network instead)",
+        });
     }),
-  z.object({ type: z.literal('disabled'), network_domains: unenforceableDomains }),
+  z.object({
+    type: z.literal('disabled'),
+    network_domains: unenforceableDomains,
+    unix_sockets: unenforceableSockets,
+  }),
   z.object({
     type: z.literal('external'),
     network: networkSchema.nullish(),
     network_domains: unenforceableDomains,
+    unix_sockets: unenforceableSockets,
   }),
 ]);
 export type PermissionProfile = z.output<typeof permissionProfileSchema>;

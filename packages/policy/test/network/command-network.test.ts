@@ -113,3 +113,34 @@ describe("a command's network", () => {
     ).toMatch(/send one of them/);
   });
 });
+
+describe('unix_sockets in the sandbox context', () => {
+  it('names host sockets relayed to commands, whatever their network, except the host network', () => {
+    const sockets = ['file:///run/b.sock', 'file:///run/a.sock', 'file:///run/b.sock'];
+    expect(commandNetworkOf(profileOf({ unix_sockets: sockets }), noManaged, {})).toEqual({
+      kind: 'none',
+      unixSockets: ['/run/a.sock', '/run/b.sock'],
+    });
+    expect(
+      commandNetworkOf(
+        profileOf({ unix_sockets: sockets, network_domains: { allow: ['a.com'] } }),
+        noManaged,
+        {},
+      ),
+    ).toMatchObject({ kind: 'proxy', unixSockets: ['/run/a.sock', '/run/b.sock'] });
+    expect(commandNetworkOf(profileOf({ unix_sockets: [] }), noManaged, {})).toEqual({ kind: 'none' });
+    expect(() => parseSandboxContext(managed({ network: 'enabled', unix_sockets: sockets }))).toThrow(
+      /relayed into a command's own network namespace/,
+    );
+  });
+
+  it('is bounded, made of file URIs, and refused where no sandbox could enforce it', () => {
+    const many = Array.from({ length: LIMITS.unixSocketMaxEntries + 1 }, (_, i) => `file:///run/${i}.sock`);
+    expect(() => parseSandboxContext(managed({ unix_sockets: many }))).toThrow(/at most/);
+    expect(() => parseSandboxContext(managed({ unix_sockets: ['/run/a.sock'] }))).toThrow();
+    for (const type of ['disabled', 'external'])
+      expect(() =>
+        parseSandboxContext({ permissions: { type, unix_sockets: ['file:///run/a.sock'] } }),
+      ).toThrow(/unix_sockets needs `managed` permissions/);
+  });
+});
