@@ -28,6 +28,9 @@
 //                                   only the node-vs-Bun comparison
 //   node bench/run.mjs [rounds] --cli-only
 //                                   only the CLI's start
+//   node bench/run.mjs [rounds] --proxy-only
+//                                   only the network proxy's cost (lib/proxy-download.mjs): a 10 MiB
+//                                   download by curl in a command, direct and through the proxy
 //   node bench/run.mjs [rounds] --hardening-only
 //                                   only the host-privilege hardening's cost (lib/hardening-cost.mjs):
 //                                   a helper's cold read and a command's start, with and without the
@@ -59,6 +62,7 @@ import { measureHelperStart } from './lib/helper-start.mjs';
 import { measureLargeReads, measureOneHugeRead } from './lib/large-read.mjs';
 import { measureLatencies } from './lib/latency.mjs';
 import { latencySvg } from './lib/latency-chart.mjs';
+import { formatProxyDownload, measureProxyDownload } from './lib/proxy-download.mjs';
 import { formatReport, summarizeRun } from './lib/report.mjs';
 import { measureRuntimes } from './lib/runtimes.mjs';
 import { formatRuntimes } from './lib/runtimes-table.mjs';
@@ -74,6 +78,7 @@ const { values: flags, positionals } = (() => {
         'awaited-only': { type: 'boolean' },
         'cli-only': { type: 'boolean' },
         'hardening-only': { type: 'boolean' },
+        'proxy-only': { type: 'boolean' },
         peer: { type: 'string' },
       },
       allowPositionals: true,
@@ -88,6 +93,7 @@ const runtimesOnly = flags['runtimes-only'] === true;
 const awaitedOnly = flags['awaited-only'] === true;
 const cliOnly = flags['cli-only'] === true;
 const hardeningOnly = flags['hardening-only'] === true;
+const proxyOnly = flags['proxy-only'] === true;
 if (flags.peer !== undefined && flags.peer !== 'codex') {
   console.error(`bench/run.mjs: --peer knows only codex, not ${flags.peer}`);
   process.exit(2);
@@ -140,6 +146,18 @@ async function measureRuntimesWithPeer() {
 const awaitedRounds = Math.max(3, Math.round(rounds / 4));
 
 try {
+  if (proxyOnly) {
+    step(`10 MiB download, direct and through the proxy (${rounds} rounds)`);
+    const proxy = await measureProxyDownload(fixture, sandbox, rounds);
+    console.log(formatProxyDownload(proxy));
+    meta.loadAfter = loadavg();
+    console.log(
+      `load before ${meta.loadBefore.map((x) => x.toFixed(2)).join(' ')}, after ${meta.loadAfter.map((x) => x.toFixed(2)).join(' ')}`,
+    );
+    mkdirSync(resultsDir, { recursive: true });
+    writeFileSync(`${resultsDir}proxy.json`, `${JSON.stringify({ meta, proxy }, null, 2)}\n`);
+    process.exit(0);
+  }
   if (hardeningOnly) {
     step(`host-privilege hardening (${rounds} rounds)`);
     const hardening = await measureHardeningCost(fixture, sandbox, runtime, rounds);
@@ -214,6 +232,8 @@ try {
   const cliStart = await measureCliStart(fixture, cliBin, rounds);
   step(`host-privilege hardening (${rounds} rounds)`);
   const hardening = await measureHardeningCost(fixture, sandbox, runtime, rounds);
+  step(`10 MiB download, direct and through the proxy (${rounds} rounds)`);
+  const proxy = await measureProxyDownload(fixture, sandbox, rounds);
 
   step(`helper runtimes${withCodex ? ' and the Codex exec-server' : ''} (${rounds} rounds)`);
   const runtimes = await measureRuntimesWithPeer();
@@ -226,6 +246,7 @@ try {
   console.log(`\n${formatAwaitedReads(awaited)}`);
   console.log(`\n${formatCliStart(cliStart)}`);
   console.log(`\n${formatHardeningCost(hardening)}`);
+  console.log(`\n${formatProxyDownload(proxy)}`);
   console.log(`\nHelper runtimes (sandboxed, same run)\n${formatRuntimes(runtimes)}`);
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(
@@ -245,6 +266,7 @@ try {
         awaitedReads: awaited,
         cliStart,
         hardening,
+        proxyDownload: proxy,
         helperRuntimes: runtimes,
         samples: { latency: latency.samples, largeRead64MiB: large.samples, helperStart: start },
       },

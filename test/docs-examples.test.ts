@@ -146,6 +146,27 @@ const COMMANDS: Record<string, Coverage> = {
     coveredBy:
       'test/policy-file.test.ts (mcp with a profile of a policy file, its denies and read-only mode)',
   },
+  'fs-sandbox run --network -- npm install': {
+    notRun: 'needs the outside network; test/network-allowlist.test.ts runs --network against local servers',
+  },
+  'fs-sandbox run --allow-domain registry.npmjs.org -- npm install': {
+    notRun:
+      'needs the outside network; test/network-allowlist.test.ts runs --allow-domain against local servers',
+  },
+  "fs-sandbox run --allow-domain '*.github.com:443' --allow-domain 127.0.0.1:4873 -- git fetch": {
+    notRun:
+      'needs the outside network; test/network-allowlist.test.ts runs git fetch through the proxy locally',
+  },
+  "fs-sandbox run --allow-domain '*' --deny-domain evil.example -- curl https://example.com": {
+    notRun: 'needs the outside network; test/network-allowlist.test.ts tries deny entries and HTTPS locally',
+  },
+  'fs-sandbox run --allow-unix-socket /var/run/docker.sock -- printenv FS_SANDBOX_UNIX_SOCKETS': {
+    coveredBy: 'test/unix-socket-relay.test.ts, with a socket of its own in place of docker.sock',
+  },
+  'fs-sandbox why --allow-domain registry.npmjs.org --host https://registry.npmjs.org/': {
+    // Whether the name resolves here decides the verdict; the judgement is printed either way.
+    run: { code: 0, stdout: /^registry\.npmjs\.org:443 (can|cannot) be reached by a command/ },
+  },
   // docs/library.md
   'pnpm install && pnpm run build': { coveredBy: '.ci/run (scripts/setup.sh runs both)' },
   "pnpm -r --filter './packages/**' pack --pack-destination /tmp/fs-sandbox-tarballs": {

@@ -529,6 +529,24 @@ describe('clients behind the allowlist, and --network', () => {
   });
 
   it('--network gives the host network as before; the flags refuse what they cannot mean', async () => {
+    // The host's own loopback is reachable only from the host's network namespace (a command of
+    // its own namespace has a loopback of its own): so on every machine, with or without an
+    // address beside loopback, and as both users.
+    for (const user of USERS) {
+      const loopback = await run(user, [
+        '--network',
+        '--',
+        'curl',
+        '-sS',
+        `http://127.0.0.1:${ports.web}/host-loopback`,
+      ]);
+      expect([user, loopback.stdout]).toEqual([
+        user,
+        `web: GET /host-loopback host=127.0.0.1:${ports.web}\n`,
+      ]);
+      const isolated = await run(user, ['--', 'curl', '-sS', `http://127.0.0.1:${ports.web}/isolated`]);
+      expect([user, isolated.code, isolated.stdout]).toEqual([user, 7, '']);
+    }
     if (hostAddress !== null) {
       const direct = await run('root', [
         '--network',

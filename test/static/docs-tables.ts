@@ -223,7 +223,7 @@ export const LIMIT_ROWS: readonly [string, (limits: Limits) => string][] = [
   [
     "a command's network allowlist",
     (l) =>
-      `${l.networkMaxEntries} entries in \`allow\` and in \`deny\`, ${l.networkEntryMaxChars} characters each (\`invalid_params\`); \`managedNetwork.loopbackPorts\` at most ${l.networkMaxManagedPorts} ports`,
+      `${l.networkMaxEntries} entries in \`allow\` and in \`deny\`, ${l.networkEntryMaxChars} characters each (\`invalid_params\`); \`managedNetwork.loopbackPorts\` at most ${l.networkMaxManagedPorts} ports; \`unix_sockets\` (\`--allow-unix-socket\`) at most ${l.unixSocketMaxEntries} sockets`,
   ],
   [
     "a command's proxy",

@@ -469,6 +469,7 @@ describe('explain output', () => {
         '  environment  none',
         '  runtime      node /usr/bin/node',
         '  commands     network: none (an empty network namespace of their own)',
+        '               unix sockets: none (no AF_UNIX socket of their own; socketpair works)',
         '',
         EXPLAIN_SEPARATOR,
         '# backend: bwrap (linux)',

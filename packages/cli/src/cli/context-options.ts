@@ -127,8 +127,8 @@ export interface NetworkFlags {
   network?: boolean;
   allowDomain: string[];
   denyDomain: string[];
-  /** `--allow-unix-socket`: host sockets relayed to the command (`unix_sockets`). */
-  allowUnixSocket: string[];
+  /** `--allow-unix-socket`: host sockets relayed to the command (`unix_sockets`); absent: none. */
+  allowUnixSocket?: string[];
 }
 
 export function addNetworkOptions(command: Command): Command {
