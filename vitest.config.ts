@@ -11,7 +11,9 @@ import { ALONE_SUITES as ALONE, RUNTIME_SENSITIVE_SUITES } from './test/support/
 const WORKERS = 2;
 
 /** Where the Bun helper is built, the default runtime is Bun: the node leg runs the runtime-sensitive suites again. */
-const BUN_HELPER_BUILT = existsSync(new URL('./packages/helper/dist/helper-bun', import.meta.url));
+const BUN_HELPER_BUILT = existsSync(
+  new URL(`./packages/helper-${process.platform}-${process.arch}/bin/helper-bun`, import.meta.url),
+);
 
 const e2e = {
   testTimeout: 120_000,

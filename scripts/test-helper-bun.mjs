@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { bunExecutable } from '../packages/helper/scripts/bun-compile.mjs';
+import { bunExecutable } from './bun-compile.mjs';
 
 const bun = bunExecutable();
 if (bun === null) {

@@ -174,9 +174,9 @@ const COMMANDS: Record<string, Coverage> = {
     coveredBy:
       'test/consumer-project.test.ts, which packs each package with `pnpm pack` and installs the broker',
   },
-  'npm install /tmp/fs-sandbox-tarballs/*.tgz': {
+  'npm install /tmp/fs-sandbox-tarballs/fs-sandbox-{policy,helper,broker,cli,helper-linux-x64}-0.1.0.tgz': {
     notRun:
-      'npm would fetch the third-party dependencies from the registry; test/consumer-project.test.ts installs the same tarballs offline with pnpm',
+      'npm would fetch the third-party dependencies from the registry; test/packaged-install.test.ts installs the same tarballs with npm from a registry on 127.0.0.1 that serves the third-party ones too',
   },
   'pnpm add /tmp/fs-sandbox-tarballs/fs-sandbox-broker-0.1.0.tgz': {
     coveredBy:

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveHelperRuntime } from '@fs-sandbox/broker';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bunExecutable, compileWithBun } from '../packages/helper/scripts/bun-compile.mjs';
+import { bunExecutable, compileWithBun } from '../scripts/bun-compile.mjs';
 import { CLI_BIN, ensureBuilt, REPO } from './support/build.js';
 import { type CliUser, callMethod, cliCommand, NOBODY_UID, USERS } from './support/cli.js';
 import {

@@ -287,14 +287,18 @@ describe.each(USERS)('as %s', (user: CliUser) => {
         await expectRefused('fs/createDirectory', { path: uri(folder) }, sandbox, ['protected_path']);
         expect(existsSync(folder)).toBe(false);
       }
-      const planted = join(dist, 'pwned.js');
-      await expectRefused(
-        'fs/writeFile',
-        { path: uri(planted), dataBase64: 'cHdu', mode: 'create' },
-        sandbox,
-        ['protected_path'],
-      );
-      expect(existsSync(planted)).toBe(false);
+      // The Bun helper's package for this platform (packages/helper-linux-x64, where the build puts
+      // the binary), protected whichever runtime this broker runs: a later one executes it.
+      const bunPackage = join(repo, 'packages', `helper-${process.platform}-${process.arch}`);
+      for (const planted of [join(dist, 'pwned.js'), join(bunPackage, 'bin', 'pwned')]) {
+        await expectRefused(
+          'fs/writeFile',
+          { path: uri(planted), dataBase64: 'cHdu', mode: 'create' },
+          sandbox,
+          ['protected_path'],
+        );
+        expect(existsSync(planted)).toBe(false);
+      }
     });
 
     it('protects .codex and .agents under special writable roots (slash_tmp) too', async () => {

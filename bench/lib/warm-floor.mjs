@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { spawnLaunch } from '@fs-sandbox/broker';
-import { bunExecutable, compileWithBun } from '../../packages/helper/scripts/bun-compile.mjs';
+import { bunExecutable, compileWithBun } from '../../scripts/bun-compile.mjs';
 
 const PROGRAM = fileURLToPath(new URL('./warm-floor-program.cjs', import.meta.url));
 

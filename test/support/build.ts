@@ -11,8 +11,11 @@ export const CLI_BIN = join(REPO, 'packages/cli/bin/fs-sandbox.js');
 const OUTPUTS = [
   join(REPO, 'packages/cli/dist/cli.cjs'),
   join(REPO, 'packages/helper/dist/helper.cjs'),
-  // Built only where a Bun package is installed; where it was, it must be as new as the sources.
-  ...[join(REPO, 'packages/helper/dist/helper-bun')].filter((path) => existsSync(path)),
+  // Built only where a Bun package is installed, into this platform's helper package; where it
+  // was, it must be as new as the sources.
+  ...[join(REPO, `packages/helper-${process.platform}-${process.arch}/bin/helper-bun`)].filter((path) =>
+    existsSync(path),
+  ),
 ];
 const SOURCES = ['policy', 'helper', 'broker', 'cli'].map((name) => join(REPO, 'packages', name, 'src'));
 

@@ -11,7 +11,7 @@ const helperEnv = { PATH: '/usr/bin:/bin' };
 
 const builtBunHelper = () => helperBundlePath({}, 'bun');
 const missing = () => {
-  throw new Error('not built');
+  throw new Error('@fs-sandbox/helper-linux-x64 is not installed');
 };
 
 describe('helper runtime choice', () => {
@@ -41,10 +41,22 @@ describe('helper runtime choice', () => {
     }
   });
 
-  it('falls back to node under auto when the Bun helper is not built, and says why', async () => {
+  it('falls back to node under auto when the Bun helper is not installed, and says why (a warning for doctor)', async () => {
     const chosen = await chooseRuntime('auto', 'linux', helperEnv, missing, 'x64');
     expect(chosen.executable.kind).toBe('node');
-    expect(chosen.reason).toMatch(/the Bun helper is not built/);
+    expect(chosen.reason).toMatch(/the Bun helper is not installed: @fs-sandbox\/helper-linux-x64/);
+    expect(chosen.bunUnusable).toMatch(/not installed/);
+  });
+
+  it('falls back to node under auto when the Bun helper fails its self-check, as a warning for doctor', async () => {
+    const chosen = await chooseRuntime('auto', 'linux', helperEnv, () => '/bin/true', 'x64');
+    expect(chosen.executable.kind).toBe('node');
+    expect(chosen.bunUnusable).toMatch(/failed its self-check/);
+  });
+
+  it('gives no warning where Bun never runs the helper, or node was asked for', async () => {
+    expect((await chooseRuntime('auto', 'macos', helperEnv, missing)).bunUnusable).toBeUndefined();
+    expect((await chooseRuntime('node', 'linux', helperEnv, missing, 'x64')).bunUnusable).toBeUndefined();
   });
 
   it('refuses bun asked for explicitly where it cannot run, never switching to node silently', async () => {
@@ -56,7 +68,7 @@ describe('helper runtime choice', () => {
     });
     await expect(chooseRuntime('bun', 'linux', helperEnv, missing, 'x64')).rejects.toMatchObject({
       kind: 'sandbox_unavailable',
-      message: expect.stringContaining('not built'),
+      message: expect.stringContaining('not installed'),
     });
   });
 

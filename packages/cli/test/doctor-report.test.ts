@@ -47,6 +47,19 @@ describe('doctor report', () => {
     expect(report).not.toContain('never shown');
   });
 
+  it('prints a warning with its remedy on a fix: line', () => {
+    const report = formatChecks([
+      {
+        name: 'helper runtime',
+        status: 'WARN',
+        detail: 'node /usr/bin/node (node, because the Bun helper failed its self-check)',
+        remedy: 'install @fs-sandbox/helper-linux-x64',
+      },
+    ]);
+    expect(report).toMatch(/^helper runtime +WARN +node /m);
+    expect(report).toMatch(/^ +fix: install @fs-sandbox\/helper-linux-x64$/m);
+  });
+
   it('names the sysctl that forbids user namespaces on this kernel', async () => {
     const knobs = (values: Record<string, string>) => async (name: string) => values[name] ?? null;
     expect(await namespaceRemedy(knobs({ 'kernel.unprivileged_userns_clone': '0' }))).toMatch(

@@ -1,7 +1,7 @@
 // Builds the helper: dist/helper.cjs (the program: one minified CommonJS file, no source map, so
-// node loads and compiles as little as possible on every start), dist/helper-bun (the same program
-// compiled with Bun into one executable, where a Bun package is installed: bun-compile.mjs) and the
-// ESM library entries.
+// node loads and compiles as little as possible on every start), the same program compiled with
+// Bun into one executable, where a Bun package is installed, into this platform's helper package
+// (packages/helper-linux-x64/bin/helper-bun: scripts/bun-compile.mjs at the root) and the ESM library entries.
 // Each output is written to a temp name and renamed into place, so a helper being spawned while a
 // build runs (tests build before they spawn) never sees a half-written file.
 
@@ -9,7 +9,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { bunExecutable, compileWithBun } from './bun-compile.mjs';
+import { bunExecutable, bunHelperOutput, compileWithBun } from '../../../scripts/bun-compile.mjs';
 import { withCodeCache } from './code-cache.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -64,14 +64,17 @@ for (const file of [...nodeProgram.outputFiles, ...library.outputFiles]) {
   renameSync(temp, file.path);
 }
 
+// Where builds before the per-platform packages put the Bun helper (110 MB, no longer run).
+rmSync(join(root, 'dist', 'helper-bun'), { force: true });
+
 // The Bun helper, compiled from its bundle, or none: a Bun helper left from an earlier build would
 // run that build's code.
-const bunHelper = join(root, 'dist', 'helper-bun');
+const bunHelper = bunHelperOutput();
 const bun = bunExecutable();
-if (bun === null) {
-  rmSync(bunHelper, { force: true });
+if (bunHelper === null || bun === null) {
+  if (bunHelper !== null) rmSync(bunHelper, { force: true });
   console.log(
-    '@fs-sandbox/helper: no Bun package for this platform, so no Bun helper (node runs the helper)',
+    '@fs-sandbox/helper: no Bun package or no helper package for this platform, so no Bun helper (node runs the helper)',
   );
 } else {
   const program = join(root, 'dist', `helper-bun.${process.pid}.cjs`);

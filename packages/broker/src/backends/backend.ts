@@ -28,8 +28,8 @@ export interface HelperRuntime {
 
 /**
  * The script node is given, or null for the compiled Bun helper, whose executable is the program.
- * Bun needs no flags either: what the hardened helper must not read is compiled in (the helper
- * package's scripts/bun-compile.mjs).
+ * Bun needs no flags either: what the hardened helper must not read is compiled in (the helper's
+ * build: scripts/bun-compile.mjs at the repository root).
  */
 export function helperScript(runtime: HelperRuntime): string | null {
   return runtime.executable.kind === 'bun' ? null : runtime.helperBundle;

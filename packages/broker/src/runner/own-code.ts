@@ -34,11 +34,13 @@ export function ownCodePaths(
   for (const name of dependencies) {
     const root = resolvedRoot(require, name);
     if (root !== null) roots.push(root);
-    // The dependencies' own dependencies (zod under the policy package) are part of the run too.
+    // The dependencies' own dependencies (zod under the policy package) are part of the run too, and
+    // their optional ones: the Bun helper's package for this platform under the helper package,
+    // which a later broker runs (its self-check outside any sandbox) even when this one runs node.
     const inner = root === null ? null : readManifest(root);
     if (root === null || inner === null) continue;
     const innerRequire = createRequire(join(root, 'package.json'));
-    for (const innerName of Object.keys({ ...inner.dependencies })) {
+    for (const innerName of Object.keys({ ...inner.dependencies, ...inner.optionalDependencies })) {
       const innerRoot = resolvedRoot(innerRequire, innerName);
       if (innerRoot !== null) roots.push(innerRoot);
     }
@@ -82,12 +84,15 @@ function packageRootOf(file: string, name: string | null): string | null {
 }
 
 function resolvedRoot(require: NodeJS.Require, name: string): string | null {
-  try {
-    return packageRootOf(require.resolve(name), name);
-  } catch {
-    // Not installed on this platform (an optional dependency), or exports nothing requireable.
-    return null;
+  // Its entry point, else its manifest: a package of files only (the Bun helper's) has no entry.
+  for (const specifier of [name, `${name}/package.json`]) {
+    try {
+      return packageRootOf(require.resolve(specifier), name);
+    } catch {
+      // Not installed on this platform (an optional dependency), or exports neither.
+    }
   }
+  return null;
 }
 
 /**

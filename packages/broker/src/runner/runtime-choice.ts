@@ -14,6 +14,12 @@ export interface ChosenRuntime {
   executable: RuntimeExecutable;
   requested: HelperRuntimeChoice;
   reason: string;
+  /**
+   * Set when `auto` runs node where the Bun helper could run (Linux x64/arm64) but is missing or
+   * failed its self-check: why. `doctor` reports it as a warning, since every helper then starts
+   * slower than it should; a platform where Bun never runs the helper, or node asked for, is not.
+   */
+  bunUnusable?: string;
 }
 
 const SELF_CHECK_TIMEOUT_MS = 5_000;
@@ -25,8 +31,9 @@ const SELF_CHECK_REQUEST = `${JSON.stringify({ operation: 'fs/getMetadata', para
 /**
  * Bun runs the helper only on Linux x64 and arm64 for now: the Seatbelt profile and the Windows
  * launcher allow node's executable and were not proven with Bun's JIT, so there `auto` means node
- * and `bun` is refused. Where it runs, the Bun helper is one executable, compiled by the helper
- * package's build from the installed Bun package for this platform (its optional dependencies).
+ * and `bun` is refused. Where it runs, the Bun helper is one executable in the helper's package for
+ * this platform (`@fs-sandbox/helper-linux-x64`, an optional dependency of `@fs-sandbox/helper`;
+ * in a checkout the build compiles it there).
  */
 const BUN_ARCHES: ReadonlySet<string> = new Set(['x64', 'arm64']);
 
@@ -48,7 +55,7 @@ export function requestedRuntime(
 }
 
 /**
- * Picks the helper runtime once per broker. The Bun helper is taken when it is built and a
+ * Picks the helper runtime once per broker. The Bun helper is taken when it is installed and a
  * self-check passes: run with the helper's environment and cwd `/`, it must answer a real request.
  * `bun` asked for explicitly and unusable is a typed refusal, never a silent switch to node; `auto`
  * falls back to node and says why. `bunHelper` locates the compiled Bun helper (it throws when
@@ -71,7 +78,12 @@ export async function chooseRuntime(
   if (requested === 'bun') {
     throw new FsError('sandbox_unavailable', `the Bun helper runtime was asked for but ${bun.detail}`);
   }
-  return { executable: node, requested, reason: `node, because ${bun.detail}` };
+  return {
+    executable: node,
+    requested,
+    reason: `node, because ${bun.detail}`,
+    ...(bun.supported ? { bunUnusable: bun.detail } : {}),
+  };
 }
 
 async function usableBun(
@@ -79,26 +91,30 @@ async function usableBun(
   arch: string,
   helperEnv: Record<string, string>,
   bunHelper: () => string,
-): Promise<{ executable: RuntimeExecutable | null; detail: string }> {
+): Promise<{ executable: RuntimeExecutable | null; detail: string; supported: boolean }> {
   if (os !== 'linux' || !BUN_ARCHES.has(arch)) {
     return {
       executable: null,
       detail: `Bun runs the helper only on Linux x64/arm64 (this is ${os} ${arch})`,
+      supported: false,
     };
   }
   let path: string;
   try {
     path = await realpath(bunHelper());
-  } catch {
-    return {
-      executable: null,
-      detail:
-        'the Bun helper is not built (the helper package compiles it when a Bun package for this platform is installed)',
-    };
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return { executable: null, detail: `the Bun helper is not installed: ${why}`, supported: true };
   }
   const check = await selfCheck(path, helperEnv);
-  if (check === null) return { executable: { kind: 'bun', path }, detail: 'the Bun helper is built' };
-  return { executable: null, detail: `the Bun helper ${path} failed its self-check (${check})` };
+  if (check === null) {
+    return { executable: { kind: 'bun', path }, detail: 'the Bun helper is installed', supported: true };
+  }
+  return {
+    executable: null,
+    detail: `the Bun helper ${path} failed its self-check (${check})`,
+    supported: true,
+  };
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   processBoundMechanism,
   resolveHelperRuntime,
 } from '@fs-sandbox/broker/internal';
+import { bunHelperPackage } from '@fs-sandbox/helper/bundle-path';
 import {
   APP_SERVER_METHOD_TABLE,
   APP_SERVER_METHODS,
@@ -27,13 +28,14 @@ import { describeError } from './json-output.js';
 import { describePool } from './pool-flags.js';
 import { formatTable } from './table.js';
 
-type Status = 'ok' | 'FAIL' | 'info';
+/** WARN: sandboxed operations work, but not as well as they could here (the exit stays 0). */
+type Status = 'ok' | 'WARN' | 'FAIL' | 'info';
 
 interface Check {
   name: string;
   status: Status;
   detail: string;
-  /** For a failure: what to run or set to fix it, printed on a `fix:` line under the row. */
+  /** For a failure or a warning: what to run or set to fix it, printed on a `fix:` line under the row. */
   remedy?: string;
 }
 
@@ -83,7 +85,7 @@ export function formatChecks(checks: readonly Check[]): string {
     ['check', 'status', 'detail'],
     checks.flatMap((check) => [
       [check.name, check.status, check.detail],
-      ...(check.status === 'FAIL' && check.remedy !== undefined ? [['', '', `fix: ${check.remedy}`]] : []),
+      ...(check.status !== 'ok' && check.remedy !== undefined ? [['', '', `fix: ${check.remedy}`]] : []),
     ]),
   );
 }
@@ -144,13 +146,26 @@ export function appServerSurfaceCheck(os: HostOs, helperKind: string | null): Ch
   };
 }
 
-/** Which runtime the helpers run under and why (FS_SANDBOX_HELPER_RUNTIME, Bun's self-check), and its bundle. */
+/**
+ * Which runtime the helpers run under and why (FS_SANDBOX_HELPER_RUNTIME, Bun's self-check), and its
+ * bundle. node where the Bun helper should have run is a warning: it works, every helper starts
+ * slower, and an install that left out the platform package (or a binary that cannot execute)
+ * would otherwise go unnoticed.
+ */
 async function helperRuntimeChecks(os: HostOs, deps: CliDeps): Promise<Check[]> {
   try {
     const runtime = await resolveHelperRuntime(os, deps.io.env);
     const { kind, path } = runtime.executable;
+    const detail = `${kind} ${path} (${runtime.choice.reason})`;
     return [
-      { name: 'helper runtime', status: 'ok', detail: `${kind} ${path} (${runtime.choice.reason})` },
+      runtime.choice.bunUnusable === undefined
+        ? { name: 'helper runtime', status: 'ok', detail }
+        : {
+            name: 'helper runtime',
+            status: 'WARN',
+            detail,
+            remedy: `install or reinstall ${bunHelperPackage()} (an optional dependency of @fs-sandbox/helper, left out by --omit=optional; its bin/helper-bun must be executable), or ${HELPER_RUNTIME_ENV}=node to choose node`,
+          },
       { name: 'helper bundle', status: 'ok', detail: runtime.helperBundle },
     ];
   } catch (error) {

@@ -14,9 +14,10 @@
 // arguments) never reach the helper: its environment is an allowlist (policy helper-env.ts).
 
 import { execFileSync } from 'node:child_process';
-import { renameSync, rmSync } from 'node:fs';
+import { mkdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const COMPILE_FLAGS = [
   '--compile',
@@ -30,7 +31,11 @@ const COMPILE_FLAGS = [
 
 const require = createRequire(import.meta.url);
 
-/** Bun's per-platform packages (optional dependencies of this package), glibc build first. */
+/**
+ * Bun's per-platform packages, glibc build first: optional dependencies of the workspace root (this
+ * file is the workspace's, not a package's), so they are installed where the helper is built and
+ * never by a user of the published packages, who gets the compiled helper instead (bunHelperOutput).
+ */
 const BUN_PACKAGES = {
   x64: [
     () => require.resolve('@oven/bun-linux-x64/package.json'),
@@ -62,11 +67,35 @@ export function bunExecutable() {
 }
 
 /**
+ * Where this machine's Bun helper goes: `bin/helper-bun` of the helper's per-platform package
+ * (`@fs-sandbox/helper-linux-x64`, `-linux-arm64`), the optional dependency of this package that
+ * the resolver (packages/helper/src/bundle-path.ts, which names the package the same way) finds it in. In the
+ * workspace that package is a link to packages/helper-<platform>-<arch>, so the root build puts
+ * the binary where an installed copy would have it. null where Bun does not run the helper or no
+ * such package is installed.
+ */
+export function bunHelperOutput() {
+  if (process.platform !== 'linux' || BUN_PACKAGES[process.arch] === undefined) return null;
+  const fromHelper = createRequire(
+    fileURLToPath(new URL('../packages/helper/package.json', import.meta.url)),
+  );
+  try {
+    const manifest = fromHelper.resolve(
+      `@fs-sandbox/helper-${process.platform}-${process.arch}/package.json`,
+    );
+    return join(realpathSync(dirname(manifest)), 'bin', 'helper-bun');
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Compiles a single-file CommonJS program into a standalone Bun executable at `outfile`, through a
  * temp name and a rename (a helper spawned while the build runs never sees half a file).
  */
 export function compileWithBun(bun, program, outfile) {
   const temp = `${outfile}.${process.pid}.tmp`;
+  mkdirSync(dirname(outfile), { recursive: true });
   try {
     execFileSync(bun, ['build', program, ...COMPILE_FLAGS, '--outfile', temp], {
       stdio: ['ignore', 'ignore', 'inherit'],
