@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -138,18 +138,35 @@ describe('a new user, in their project directory', () => {
     expect(execFileSync('fs-sandbox', ['--version'], { encoding: 'utf8', env: { PATH } }).trim()).toMatch(
       /^\d+\.\d+\.\d+$/,
     );
-    // Run again, the link of ours is re-pointed, not refused; a real file there is left alone.
-    execFileSync('bash', [join(REPO, 'scripts/link-cli.sh')], {
-      env: { PATH: '/usr/bin:/bin', FS_SANDBOX_LINK_DIR: linkDir },
-    });
+    // Run again: the link of ours is kept, and the run says so.
+    const link = (dir: string) =>
+      spawnSync('bash', [join(REPO, 'scripts/link-cli.sh')], {
+        env: { PATH: '/usr/bin:/bin', FS_SANDBOX_LINK_DIR: dir },
+        encoding: 'utf8',
+      });
+    expect(link(linkDir).stdout).toMatch(/already links to this clone/);
     expect(realpathSync(onPath)).toBe(realpathSync(join(REPO, 'packages/cli/bin/fs-sandbox.js')));
+    // Another clone's link is left alone, with the way to run this clone's CLI.
     const other = join(base, 'bin-other');
+    const otherClone = join(base, 'other-clone-cli.js');
     await mkdir(other);
-    await writeFile(join(other, 'fs-sandbox'), '#!/bin/sh\n');
-    execFileSync('bash', [join(REPO, 'scripts/link-cli.sh')], {
-      env: { PATH: '/usr/bin:/bin', FS_SANDBOX_LINK_DIR: other },
-      stdio: 'ignore',
-    });
-    expect(readFileSync(join(other, 'fs-sandbox'), 'utf8')).toBe('#!/bin/sh\n');
+    await writeFile(otherClone, '#!/bin/sh\n');
+    await symlink(otherClone, join(other, 'fs-sandbox'));
+    const refused = link(other);
+    expect(refused.status).toBe(0);
+    expect(refused.stderr).toMatch(/not to this clone; left alone/);
+    expect(readlinkSync(join(other, 'fs-sandbox'))).toBe(otherClone);
+    // A link whose clone is gone is replaced, and the run says so.
+    await rm(otherClone);
+    expect(link(other).stdout).toMatch(/which is gone; replacing it\nsetup: linked /);
+    expect(realpathSync(join(other, 'fs-sandbox'))).toBe(
+      realpathSync(join(REPO, 'packages/cli/bin/fs-sandbox.js')),
+    );
+    // A real file is left alone.
+    const file = join(base, 'bin-file');
+    await mkdir(file);
+    await writeFile(join(file, 'fs-sandbox'), '#!/bin/sh\n');
+    expect(link(file).stderr).toMatch(/is not a link; left alone/);
+    expect(readFileSync(join(file, 'fs-sandbox'), 'utf8')).toBe('#!/bin/sh\n');
   });
 });
