@@ -32,6 +32,7 @@ import {
 import { admitRequest } from './core/admission.js';
 import { BatchPlan } from './core/batch-plan.js';
 import { explainPathAccess } from './core/explain-access.js';
+import { forLibraryCaller } from './core/library-errors.js';
 import { type ParsedRequest, parseRequest } from './core/parsed-request.js';
 import { precheckPhysical, precheckRequest } from './core/precheck.js';
 import { assertSandboxed, routeFor, runRouted } from './core/routing.js';
@@ -110,8 +111,8 @@ export interface BrokerOptions {
    */
   trusted?: boolean;
   /**
-   * The runtime that executes the helper: `auto` (the compiled Bun helper when it is built for this
-   * platform and passes a self-check, else node), `bun` or `node`. Default: FS_SANDBOX_HELPER_RUNTIME
+   * The runtime that executes the helper: `auto` (the compiled Bun helper when its package for this
+   * platform is installed and it passes a self-check, else node), `bun` or `node`. Default: FS_SANDBOX_HELPER_RUNTIME
    * from `env`, else `auto` (see requestedRuntime).
    */
   helperRuntime?: HelperRuntimeChoice;
@@ -324,8 +325,13 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
 
   return {
     callWithInfo,
+    // The typed entry of library callers (the server and the CLI use callWithInfo, and the wire's words).
     async call(method, params, callOptions) {
-      return (await callWithInfo(method, params, callOptions)).result;
+      try {
+        return (await callWithInfo(method, params, callOptions)).result;
+      } catch (error) {
+        throw forLibraryCaller(asFsError(error), params, os);
+      }
     },
     async explainAccess(params) {
       try {
@@ -364,7 +370,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
         const { stdin = 'pipe', signal, onNetwork, ...wire } = spawnOptions;
         return await spawnParsed(parseCommandRequest(argv, wire), stdin, { signal, onNetwork }, null);
       } catch (error) {
-        throw asFsError(error);
+        throw forLibraryCaller(asFsError(error), spawnOptions, os);
       }
     },
     // The overloads are the interface's; one body serves both.
@@ -382,7 +388,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
         const text = (bytes: Buffer) => (encoding === 'buffer' ? bytes : bytes.toString('utf8'));
         return { ...exit, stdout: text(stdout), stderr: text(stderr) } as RunResult<string & Buffer>;
       } catch (error) {
-        throw asFsError(error);
+        throw forLibraryCaller(asFsError(error), runOptions, os);
       }
     },
     async close() {

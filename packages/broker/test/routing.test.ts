@@ -203,7 +203,27 @@ describe('createBroker routing', () => {
     const relative = await failureOf(
       broker.call('fs/readFile', { path: 'ro/hello.txt', sandbox: workspace() }),
     );
-    expect(relative.message).toBe('invalid URI: relative URL without a base');
+    // The library's words name the field and the URI to pass; the wire's stay the reference's.
+    expect(relative.message).toBe(
+      '`path` takes a file: URI, not a path `ro/hello.txt`: pass file:///abs/path (url.pathToFileURL(path).href makes one) [invalid URI: relative URL without a base]',
+    );
+    expect(relative.extra).toEqual({ field: 'path' });
+    const native = await failureOf(
+      broker.call('fs/readFile', { path: '/w/hello.txt', sandbox: workspace() }),
+    );
+    expect(native.message).toMatch(
+      /^`path` takes a file: URI, not a path `\/w\/hello.txt`: pass file:\/\/\/w\/hello.txt /,
+    );
+    const inContext = await failureOf(
+      broker.call('fs/readFile', { path: uri(join(dir, 'a')), sandbox: { ...workspace(), cwd: '/w' } }),
+    );
+    expect(inContext.message).toMatch(
+      /^`sandbox.cwd` takes a file: URI, not a path `\/w`: pass file:\/\/\/w /,
+    );
+    const wire = await failureOf(
+      broker.callWithInfo('fs/readFile', { path: 'ro/hello.txt', sandbox: workspace() }),
+    );
+    expect(wire.message).toBe('invalid URI: relative URL without a base');
     expect(launches).toHaveLength(0);
   });
 
