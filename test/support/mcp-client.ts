@@ -5,15 +5,17 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { type CallToolResult, ListRootsRequestSchema, type Root } from '@modelcontextprotocol/sdk/types.js';
 import { CLI_BIN, REPO } from './build.js';
 
-/** The reference server's entry point, from the pinned devDependency of this package. */
-export const REFERENCE_SERVER = join(
-  dirname(
-    createRequire(join(REPO, 'test', 'package.json')).resolve(
-      '@modelcontextprotocol/server-filesystem/package.json',
-    ),
-  ),
-  'dist',
-  'index.js',
+const fromTest = createRequire(join(REPO, 'test', 'package.json'));
+/** A reference server's entry point, from its package.json in a pinned devDependency (or npm alias). */
+const entryOf = (packageJson: string) => join(dirname(packageJson), 'dist', 'index.js');
+
+/** The reference as tagged latest (2026.8.31). */
+export const REFERENCE_SERVER = entryOf(
+  fromTest.resolve('@modelcontextprotocol/server-filesystem/package.json'),
+);
+/** The newest reference, 2.3.0 (not yet tagged latest): append_file, copy_file, directory_tree's depth. */
+export const REFERENCE_SERVER_2_3 = entryOf(
+  fromTest.resolve('@modelcontextprotocol/server-filesystem-2.3/package.json'),
 );
 
 export interface McpConnection {
@@ -63,3 +65,4 @@ export async function connectMcp(
 
 export const ourServer = (args: readonly string[]) => [CLI_BIN, 'mcp', ...args];
 export const referenceServer = (args: readonly string[]) => [REFERENCE_SERVER, ...args];
+export const referenceServer23 = (args: readonly string[]) => [REFERENCE_SERVER_2_3, ...args];

@@ -1,8 +1,9 @@
 import { Buffer } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import { extname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { encodeText } from '@fs-sandbox/helper';
-import { FsError, LIMITS, type ResultOf } from '@fs-sandbox/policy';
+import { FsError, isFsError, LIMITS, type ResultOf } from '@fs-sandbox/policy';
 import { z } from 'zod';
 import { applyLooseEdits, fencedDiff, toLf } from './text-edits.js';
 import { textResult } from './tool-result.js';
@@ -138,6 +139,48 @@ export const FILE_TOOLS = [
       const dataBase64 = Buffer.from(args.content, 'utf8').toString('base64');
       await scope.call('fs/writeFile', { path: scope.directories.uri(args.path), dataBase64 });
       return textResult(`Successfully wrote to ${args.path}`);
+    },
+  }),
+  defineTool({
+    name: 'append_file',
+    title: 'Append File',
+    description:
+      'Append text to the end of a file, creating it if it does not exist; the existing content is never changed. ' +
+      'The text is appended exactly as given, with no newline added. Only inside the allowed directories, never a ' +
+      'protected name.',
+    inputSchema: {
+      path: z
+        .string()
+        .describe(
+          'The file to append to; it is created if it does not exist. Absolute, or relative to an allowed directory; it must resolve inside the allowed directories.',
+        ),
+      content: z
+        .string()
+        .describe(
+          'Text to append, exactly as given. No newline is added: end it with \\n if the next append should start on a new line.',
+        ),
+    },
+    annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
+    async run(args, scope) {
+      const path = scope.directories.uri(args.path);
+      const added = Buffer.from(args.content, 'utf8');
+      const before = await scope.call('fs/readFile', { path }).then(
+        (read) => Buffer.from(read.dataBase64),
+        (error: unknown) => {
+          if (isFsError(error) && error.kind === 'not_found') return null;
+          throw error;
+        },
+      );
+      // The whole file is replaced atomically, and only if it is still the one read (its hash), or
+      // still absent: an append never loses a write made in between, it fails (hash_mismatch,
+      // file_already_exists) and changes nothing.
+      const guard =
+        before === null
+          ? { mode: 'create' as const }
+          : { expectedSha256: createHash('sha256').update(before).digest('hex') };
+      const data = before === null ? added : Buffer.concat([before, added]);
+      await scope.call('fs/writeFile', { path, dataBase64: data.toString('base64'), ...guard });
+      return textResult(`Successfully appended to ${args.path}`);
     },
   }),
   defineTool({

@@ -136,8 +136,11 @@ interface TreeNode {
   children?: TreeNode[];
 }
 
-/** The reference's tree JSON (2-space indentation; directories always have `children`). */
-export function treeJson(entries: readonly TreeWalkEntry[]): string {
+/**
+ * The reference's tree JSON (2-space indentation; directories have `children`, except those at the
+ * last level `depth` allows, which were not read).
+ */
+export function treeJson(entries: readonly TreeWalkEntry[], depth?: number): string {
   const top: TreeNode[] = [];
   const childrenOf = new Map<string, TreeNode[]>([['', top]]);
   for (const entry of depthFirst(entries)) {
@@ -147,7 +150,7 @@ export function treeJson(entries: readonly TreeWalkEntry[]): string {
       name: entry.segments[entry.segments.length - 1] as string,
       type: entry.isDirectory ? 'directory' : 'file',
     };
-    if (entry.isDirectory) {
+    if (entry.isDirectory && entry.segments.length < (depth ?? Number.POSITIVE_INFINITY)) {
       node.children = [];
       childrenOf.set(entry.segments.join('/'), node.children);
     }

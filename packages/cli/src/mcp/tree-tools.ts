@@ -1,5 +1,6 @@
 import {
   FsError,
+  isFsError,
   joinPath,
   LIMITS,
   pathUriToNative,
@@ -25,13 +26,14 @@ const onePath = { path: z.string() };
 const excludePatterns = z.array(z.string()).optional().default([]);
 
 /** Every entry under `root` (one sandboxed walk, links not followed), by segments below it. */
-async function walkBelow(root: string, scope: McpScope): Promise<TreeWalkEntry[]> {
+async function walkBelow(root: string, scope: McpScope, depth?: number): Promise<TreeWalkEntry[]> {
   const { os } = scope.directories;
   const rootNative = scope.directories.nativePath(root);
-  // Links stay in the listing (as the reference's readdir shows them), typed as files.
+  // Links stay in the listing (as the reference's readdir shows them), typed as files. A depth
+  // keeps the walk from reading below it.
   const walk = await scope.call('fs/walk', {
     path: scope.directories.uri(root),
-    options: { includeSymlinks: true },
+    options: { includeSymlinks: true, ...(depth === undefined ? {} : { maxDepth: depth }) },
   });
   const failure = walk.errors[0];
   if (failure !== undefined)
@@ -43,7 +45,7 @@ async function walkBelow(root: string, scope: McpScope): Promise<TreeWalkEntry[]
     );
   return walk.entries.flatMap((entry) => {
     const segments = relativeSegments(os, pathUriToNative(entry.path, os), rootNative);
-    return segments === null || segments.length === 0
+    return segments === null || segments.length === 0 || segments.length > (depth ?? Number.POSITIVE_INFINITY)
       ? []
       : [{ segments, isDirectory: entry.kind === 'directory' }];
   });
@@ -131,14 +133,25 @@ export const TREE_TOOLS = [
       "A recursive tree of a directory as JSON (2-space indentation): each entry has 'name' and 'type' (file or " +
       "directory), directories a 'children' array. excludePatterns drop entries (a pattern with * as a glob on the " +
       'relative path, any other as a name at any depth). Only inside the allowed directories.',
-    inputSchema: { path: z.string(), excludePatterns },
+    inputSchema: {
+      path: z.string(),
+      excludePatterns,
+      depth: z
+        .number()
+        .int()
+        .positive()
+        .optional()
+        .describe(
+          'How many levels to descend: 1 lists only the entries directly in path. Directories at the last level have no children array. Omit for the whole tree.',
+        ),
+    },
     annotations: READ_ONLY,
     async run(args, scope) {
       const entries = withoutExcluded(
-        await walkBelow(args.path, scope),
+        await walkBelow(args.path, scope, args.depth),
         treeExcluder(args.excludePatterns, scope.directories.os),
       );
-      return textResult(treeJson(entries));
+      return textResult(treeJson(entries, args.depth));
     },
   }),
   defineTool({
@@ -156,6 +169,45 @@ export const TREE_TOOLS = [
         overwrite: false,
       });
       return textResult(`Successfully moved ${args.source} to ${args.destination}`);
+    },
+  }),
+  defineTool({
+    name: 'copy_file',
+    title: 'Copy File',
+    description:
+      'Copy one regular file to a new location without reading it into the conversation; directories are not ' +
+      'copied. An existing destination is never replaced: the copy is refused. Both paths inside the allowed ' +
+      'directories.',
+    inputSchema: {
+      source: z.string().describe('The file to copy'),
+      destination: z.string().describe('Where to create the copy; nothing may exist there yet'),
+    },
+    annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
+    async run(args, scope) {
+      const sourcePath = scope.directories.uri(args.source);
+      const destinationPath = scope.directories.uri(args.destination);
+      const source = await scope.call('fs/getMetadata', { path: sourcePath });
+      if (!source.isFile)
+        throw new FsError(
+          source.isDirectory ? 'is_directory' : 'not_regular_file',
+          `${args.source} is not a regular file: only files are copied`,
+        );
+      // fs/copy replaces a destination; this tool never does. The check and the copy are two
+      // sandboxed runs: a file created in between by someone else is replaced (the one window).
+      const existing = await scope.call('fs/getMetadata', { path: destinationPath }).then(
+        () => true,
+        (error: unknown) => {
+          if (isFsError(error) && error.kind === 'not_found') return false;
+          throw error;
+        },
+      );
+      if (existing)
+        throw new FsError(
+          'file_already_exists',
+          `${args.destination} already exists: the copy never replaces it`,
+        );
+      await scope.call('fs/copy', { sourcePath, destinationPath, recursive: false });
+      return textResult(`Successfully copied ${args.source} to ${args.destination}`);
     },
   }),
   defineTool({
