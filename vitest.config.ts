@@ -1,6 +1,10 @@
 import { existsSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { ALONE_SUITES as ALONE, RUNTIME_SENSITIVE_SUITES } from './test/support/suite-plan.js';
+import {
+  ALONE_SUITES as ALONE,
+  LANDLOCK_SUITES,
+  RUNTIME_SENSITIVE_SUITES,
+} from './test/support/suite-plan.js';
 
 /**
  * Workers per group. The end-to-end files spend most of their time waiting on the processes they
@@ -54,6 +58,16 @@ export default defineConfig({
                 name: 'e2e-node',
                 include: Object.keys(RUNTIME_SENSITIVE_SUITES).filter((file) => !(file in ALONE)),
                 env: { FS_SANDBOX_HELPER_RUNTIME: 'node' },
+                ...e2e,
+              },
+            },
+            // The Landlock launcher is the Bun helper: without it there is no Landlock backend.
+            {
+              extends: true as const,
+              test: {
+                name: 'e2e-landlock',
+                include: Object.keys(LANDLOCK_SUITES),
+                env: { FS_SANDBOX_TEST_NO_USERNS: '1' },
                 ...e2e,
               },
             },

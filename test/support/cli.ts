@@ -57,11 +57,42 @@ export interface CliOptions {
   descriptors?: Readonly<Record<number, string>>;
   /** The directory the CLI starts in, as a person's shell would be (default: the repository). */
   cwd?: string;
+  /** false: the CLI starts where no user namespace can be made (default: as NO_USER_NAMESPACES says). */
+  userNamespaces?: boolean;
+}
+
+/**
+ * Set (to 1) by the `e2e-landlock` project: every CLI then starts where no user namespace can be
+ * made, as in a container whose seccomp profile refuses them, so bwrap cannot start and `auto`
+ * takes the Landlock backend.
+ */
+export const NO_USER_NAMESPACES = process.env.FS_SANDBOX_TEST_NO_USERNS === '1';
+
+/**
+ * The CLI's command line without user namespaces: a user namespace of its own (the test user as
+ * its root) whose limit of nested user namespaces is set to 0 before the CLI starts in it.
+ */
+export function withoutUserNamespaces(command: readonly string[]): string[] {
+  return [
+    'unshare',
+    '--user',
+    '--map-root-user',
+    'sh',
+    '-c',
+    'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"',
+    'sh',
+    ...command,
+  ];
 }
 
 /** The command line that starts the CLI as `user` (setpriv drops to nobody with no groups). */
-export function cliCommand(user: CliUser, args: readonly string[]): { file: string; args: string[] } {
-  const node = [process.execPath, CLI_BIN, ...args];
+export function cliCommand(
+  user: CliUser,
+  args: readonly string[],
+  userNamespaces = !NO_USER_NAMESPACES,
+): { file: string; args: string[] } {
+  const plain = [process.execPath, CLI_BIN, ...args];
+  const node = userNamespaces ? plain : withoutUserNamespaces(plain);
   if (user === 'root') return { file: node[0] as string, args: node.slice(1) };
   return {
     file: 'setpriv',
@@ -105,7 +136,7 @@ export function withHelperRuntime(env: Record<string, string>): Record<string, s
 }
 
 export function runCli(args: readonly string[], options: CliOptions): Promise<CliRun> {
-  const plain = cliCommand(options.user, args);
+  const plain = cliCommand(options.user, args, options.userNamespaces);
   const command = options.descriptors ? withInheritedDescriptors(plain, options.descriptors) : plain;
   const started = performance.now();
   return new Promise((resolve, reject) => {

@@ -45,6 +45,16 @@ export const RUNTIME_SENSITIVE_SUITES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The suites that run a second time with no user namespace for any CLI they start (the
+ * `e2e-landlock` project sets FS_SANDBOX_TEST_NO_USERNS=1: support/cli.ts), so that `auto` takes
+ * the Landlock backend, each with why. test/landlock-backend.test.ts runs without them on its own.
+ */
+export const LANDLOCK_SUITES: Readonly<Record<string, string>> = {
+  'test/linux-escapes.test.ts':
+    'the attack matrix (links, denied paths, .git, writes outside) refused by Landlock, as root and nobody',
+};
+
+/**
  * Files that must not run beside other files, each with why. They run in a group of their own after
  * every other file has finished (vitest's `sequence.groupOrder`), one at a time. Every other
  * end-to-end file runs beside another: each makes its own directories (mkdtemp), servers on port 0,

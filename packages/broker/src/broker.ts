@@ -19,6 +19,7 @@ import {
   type TouchedPath,
 } from '@fs-sandbox/policy';
 import type { CommandLaunchSpec, SandboxBackend } from './backends/backend.js';
+import type { LinuxBackendPreference } from './backends/linux/linux-backend-choice.js';
 import { selectBackend } from './backends/select-backend.js';
 import type { Broker, CallInfo, CallOptions } from './broker-api.js';
 import {
@@ -97,7 +98,13 @@ export interface BrokerOptions {
   /** How a prepared launch and one request become a reply (tests; default: the pool, or a cold spawn). */
   launcher?: HelperLauncher;
   /** Overrides the platform backend choice (tests, the doctor). */
-  backendFor?: (context: SandboxedContext) => SandboxBackend;
+  backendFor?: (context: SandboxedContext) => SandboxBackend | Promise<SandboxBackend>;
+  /**
+   * The Linux sandbox: `auto` (bwrap where it can make its namespaces, else Landlock; decided once
+   * per process), `bwrap` or `landlock`. Default: FS_SANDBOX_BACKEND from `env`, else `auto`. A
+   * context's `requireBackend` refuses any other.
+   */
+  backend?: LinuxBackendPreference;
   /**
    * Overrides the helper program of the chosen runtime (default: the built helper of
    * @fs-sandbox/helper): a script for node, an executable for Bun. Trusted configuration: the Bun
@@ -186,7 +193,14 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     ...(options.maxProcesses === undefined ? {} : { maxProcesses: options.maxProcesses }),
     backendFor:
       options.backendFor ??
-      ((context) => selectBackend({ os, env, windowsSandboxLevel: context.windowsSandboxLevel })),
+      ((context) =>
+        selectBackend({
+          os,
+          env,
+          windowsSandboxLevel: context.windowsSandboxLevel,
+          ...(options.backend === undefined ? {} : { linuxBackend: options.backend }),
+          requireBackend: context.requireBackend,
+        })),
     runtime: () => {
       // Resolved once per broker; a failure (bundle not built yet) is not cached.
       runtime ??= resolveHelperRuntime(os, env, options.helperBundle, options.helperRuntime).catch(

@@ -26,6 +26,12 @@ export { type LaunchCommand, launchCommand } from './backends/launch-command.js'
 export { type BwrapSandbox, buildBwrapSandbox, bwrapFactPaths } from './backends/linux/bwrap-args.js';
 export { createBwrapBackend } from './backends/linux/bwrap-backend.js';
 export { locateBwrap } from './backends/linux/bwrap-locate.js';
+export { createLandlockBackend } from './backends/linux/landlock-backend.js';
+export {
+  LINUX_BACKEND_CHOICES,
+  LINUX_BACKEND_ENV,
+  type LinuxBackendPreference,
+} from './backends/linux/linux-backend-choice.js';
 export { collectPathFacts, type PathFact, type PathFacts } from './backends/linux/path-facts.js';
 export { selectBackend } from './backends/select-backend.js';
 export { type BrokerOptions, type CommandLaunchRequest, createBroker, type FsBroker } from './broker.js';

@@ -12,6 +12,12 @@ export {
   MASKED_KERNEL_PATHS,
   READ_ONLY_KERNEL_PATHS,
 } from './backends/linux/kernel-paths.js';
+export { LANDLOCK_DIFFERENCES } from './backends/linux/landlock-backend.js';
+export {
+  chooseLinuxBackend,
+  probeLandlock,
+  requestedLinuxBackend,
+} from './backends/linux/linux-backend-choice.js';
 export { resolveMacosTopLevelAlias } from './backends/macos/macos-path-aliases.js';
 export { createSeatbeltBackend } from './backends/macos/seatbelt-backend.js';
 export { SANDBOX_EXEC_PATH } from './backends/macos/seatbelt-launch.js';

@@ -22,6 +22,8 @@ const common = {
   // Resolve sibling workspace packages from their TypeScript sources (no prior policy build needed).
   conditions: ['source'],
   logLevel: 'warning',
+  // Only the Bun helper's --landlock mode loads it, and only under Bun.
+  external: ['bun:ffi'],
   legalComments: 'none',
   write: false,
 };

@@ -6,6 +6,7 @@
 export { helperBundlePath } from './bundle-path.js';
 export { decodeReply, encodeReply, encodeRequest, ProtocolError } from './framing.js';
 export { closeInheritedDescriptors, inheritedDescriptors } from './inherited-descriptors.js';
+export { LANDLOCK_SETUP_FAILED } from './landlock-exit.js';
 export { EXPECT_MOUNTS_FLAG, WARM_UP_FLAG } from './program-args.js';
 export type {
   FreshnessEntry,

@@ -3,6 +3,7 @@ import { encodeReply } from './framing.js';
 import { checkMountPoints } from './freshness.js';
 import { useSynchronousCalls } from './fs-async.js';
 import { closeInheritedDescriptors } from './inherited-descriptors.js';
+import { LANDLOCK_SETUP_FAILED } from './landlock-exit.js';
 import { parseProgramArgs } from './program-args.js';
 import type { HelperReply } from './protocol.js';
 import { runRequest } from './run-request.js';
@@ -62,7 +63,28 @@ async function runTerminal(args: string[]): Promise<void> {
   }
 }
 
+/**
+ * `--landlock`: the Landlock backend's launcher (landlock-launcher.ts): restricts this process,
+ * then executes the helper or a command in it. Nothing inherited is closed here: the launch's
+ * inputs are read first, and the program it executes closes its own (the helper) or gets the
+ * broker's masks (a command's spawn covers the broker's descriptors with /dev/null).
+ */
+async function runLandlock(args: string[]): Promise<void> {
+  try {
+    const { runLandlocked } = await import('./landlock-launcher.js');
+    await runLandlocked(args);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`fs-sandbox landlock: ${message.replace(/\s+/g, ' ')}\n`);
+    process.exit(LANDLOCK_SETUP_FAILED);
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.argv[2] === '--landlock') {
+    await runLandlock(process.argv.slice(3));
+    return;
+  }
   if (process.argv[2] === '--pty') {
     closeInheritedDescriptors();
     await runTerminal(process.argv.slice(3));

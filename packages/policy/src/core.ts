@@ -5,6 +5,7 @@
 export * from './base64.js';
 export * from './error-kinds.js';
 export * from './host-os.js';
+export * from './landlock-abi.js';
 export * from './limits.js';
 export * from './line-breaks.js';
 export * from './native-path.js';

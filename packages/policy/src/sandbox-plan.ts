@@ -46,6 +46,11 @@ export interface SandboxPlan {
    */
   network?: boolean;
   /**
+   * The sandboxed program is a command, not the helper: a backend that leaves the executable
+   * surface to the helper's guard (Landlock) must enforce it itself. Absent: the helper.
+   */
+  command?: boolean;
+  /**
    * A command whose launch hands the broker a channel at descriptor 3 (its network set-up step,
    * the broker's network/sandbox-listeners.ts): the sandbox program's own inputs follow it.
    */

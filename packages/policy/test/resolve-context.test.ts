@@ -75,6 +75,7 @@ describe('resolveSandboxContext routing', () => {
       cwd: '/w/sub',
       workspaceRoots: ['/w'],
       windowsSandboxLevel: 'restricted-token',
+      requireBackend: null,
       surface: [...EXECUTABLE_SURFACE],
       nestedRepositories: [],
     });

@@ -1,4 +1,4 @@
-import type { HostOs, SandboxPlan } from '@fs-sandbox/policy';
+import type { HostOs, SandboxBackendName, SandboxPlan } from '@fs-sandbox/policy';
 import type { NetworkLaunch } from '../network/sandbox-listeners.js';
 
 /** The JavaScript runtime that executes the helper: node with the bundle, or the compiled Bun helper. */
@@ -114,6 +114,8 @@ export interface LaunchSpec {
   denyGlobMatches?: string[];
   /** Descriptors the sandbox program reads at set-up; absent: none. */
   inputs?: LaunchInputs;
+  /** Why this backend runs it, where there was a choice (Linux: bwrap or Landlock), for `explain`. */
+  reason?: string;
 }
 
 /**
@@ -152,7 +154,7 @@ export interface CommandLaunchSpec {
   sweep?: () => string[];
 }
 
-export type BackendName = 'bwrap' | 'seatbelt' | 'restricted-token';
+export type BackendName = SandboxBackendName;
 
 /**
  * A platform backend: turns a plan into the launch that runs the helper under that plan on one OS.

@@ -4,6 +4,8 @@ import type { LaunchSpec } from '../backends/backend.js';
 /** Messages the sandbox launchers themselves print when they cannot build the sandbox (not the helper's). */
 const LAUNCHER_PREFIXES: Record<LaunchSpec['backend'], RegExp | null> = {
   bwrap: /^bwrap: /,
+  // The Landlock launcher (the Bun helper's --landlock mode) prefixes its own failures.
+  landlock: /^fs-sandbox landlock: /,
   seatbelt: /^sandbox-exec: /,
   // The Windows launcher runs in-process and reports its own failures as FsErrors.
   'restricted-token': null,

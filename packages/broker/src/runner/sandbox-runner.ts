@@ -58,7 +58,7 @@ export interface SandboxRunnerDeps {
   maxProcesses?: number | null;
   processBound?: () => ProcessBoundMechanism;
   /** The platform backend for a context; throws `sandbox_unavailable` when there is none. */
-  backendFor(context: SandboxedContext): SandboxBackend;
+  backendFor(context: SandboxedContext): SandboxBackend | Promise<SandboxBackend>;
   runtime(): Promise<ResolvedHelperRuntime>;
   launcher: HelperLauncher;
   /**
@@ -134,8 +134,7 @@ export class SandboxRunner {
    * answer, that build is what this one would be, and it is returned as it is.
    */
   async prepare(context: SandboxedContext): Promise<PreparedSandbox> {
-    const backend = this.deps.backendFor(context);
-    const runtime = await this.deps.runtime();
+    const [backend, runtime] = await this.backendAndRuntime(context);
     const plan = this.planFor(context, runtime);
     const reusable = this.reusesBuilds(backend);
     const known = reusable ? this.prepared.get(plan) : undefined;
@@ -163,8 +162,7 @@ export class SandboxRunner {
   async lastPrepared(
     context: SandboxedContext,
   ): Promise<{ sandbox: PreparedSandbox; holds(): boolean } | null> {
-    const backend = this.deps.backendFor(context);
-    const runtime = await this.deps.runtime();
+    const [backend, runtime] = await this.backendAndRuntime(context);
     const known = this.reusesBuilds(backend) ? this.prepared.get(this.planFor(context, runtime)) : undefined;
     return known === undefined ? null : { sandbox: known.sandbox, holds: () => known.reads.stillHolds() };
   }
@@ -191,14 +189,15 @@ export class SandboxRunner {
    * the sandbox. Only bwrap runs commands so far; the other backends refuse, never run it bare.
    */
   async prepareCommand(context: SandboxedContext, command: SandboxCommand): Promise<CommandLaunchSpec> {
-    const backend = this.deps.backendFor(context);
-    if (backend.name !== 'bwrap') {
+    const backend = await this.deps.backendFor(context);
+    if (backend.os !== 'linux') {
       throw new FsError(
         'sandbox_unavailable',
-        `commands are not sandboxed on ${backend.os} yet (only bwrap on Linux runs them); refused rather than run unsandboxed`,
+        `commands are not sandboxed on ${backend.os} yet (only bwrap and Landlock on Linux run them); refused rather than run unsandboxed`,
         { kind: 'sandboxUnavailable' },
       );
     }
+    if (backend.name === 'landlock') refuseBeyondLandlock(command);
     const runtime = await this.deps.runtime();
     const argv =
       command.terminal == null
@@ -216,6 +215,7 @@ export class SandboxRunner {
         ...this.planFor(context, runtime, [...(network?.reads ?? []), ...command.caFiles]),
         cwd: command.cwd,
         network: command.network.kind === 'host',
+        command: true,
         ...(network === null ? {} : { launchChannel: true }),
       },
       process.env.HOME ?? null,
@@ -275,9 +275,16 @@ export class SandboxRunner {
     };
   }
 
+  /**
+   * Both at once: each may spawn a probe once per process (the Bun helper's self-check, the Linux
+   * backend's namespace probe), and neither needs the other.
+   */
+  private backendAndRuntime(context: SandboxedContext): Promise<[SandboxBackend, ResolvedHelperRuntime]> {
+    return Promise.all([this.deps.backendFor(context), this.deps.runtime()]);
+  }
+
   private async launchFor(context: SandboxedContext): Promise<PreparedLaunch & { host: HostProtections }> {
-    const backend = this.deps.backendFor(context);
-    const runtime = await this.deps.runtime();
+    const [backend, runtime] = await this.backendAndRuntime(context);
     return this.launchOf(backend, this.planFor(context, runtime), runtime);
   }
 
@@ -398,4 +405,25 @@ function terminalLauncher(runtime: ResolvedHelperRuntime, size: { rows: number; 
     );
   }
   return [runtime.executable.path, '--pty', String(size.rows), String(size.cols), '--'];
+}
+
+/**
+ * What a command cannot get under Landlock, refused before anything runs rather than given
+ * without its sandbox: a terminal needs a devpts of its own (the host's would show every other
+ * terminal of the uid), and a network allowlist or managed proxy needs a network namespace whose
+ * only way out is the broker's listener.
+ */
+function refuseBeyondLandlock(command: SandboxCommand): void {
+  const why =
+    command.terminal != null
+      ? 'a terminal (tty) needs a private devpts'
+      : command.network.kind !== 'none' && command.network.kind !== 'host'
+        ? 'a network allowlist or managed proxy needs a network namespace'
+        : null;
+  if (why !== null)
+    throw new FsError(
+      'sandbox_unavailable',
+      `the Landlock backend (no namespaces here) cannot run this command: ${why}; refused rather than run with less`,
+      { kind: 'sandboxUnavailable' },
+    );
 }

@@ -2,6 +2,8 @@ import {
   type BrokerOptions,
   HELPER_RUNTIME_CHOICES,
   type HelperRuntimeChoice,
+  LINUX_BACKEND_CHOICES,
+  type LinuxBackendPreference,
 } from '@fs-sandbox/broker/internal';
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
@@ -16,6 +18,7 @@ export interface BrokerFlags {
   /** Only on call and serve: refuse every write-class method (the trust gate). */
   untrusted?: boolean;
   helperRuntime?: HelperRuntimeChoice;
+  backend?: LinuxBackendPreference;
   /** Only on the commands that run commands (run, serve, app-server). */
   maxProcesses?: number | 'none';
 }
@@ -27,9 +30,19 @@ export function positiveInteger(text: string): number {
   return value;
 }
 
+/** `--backend`: which Linux sandbox runs helpers and commands (also on doctor and explain). */
+export function addBackendOption(command: Command): Command {
+  return command.addOption(
+    new Option(
+      '--backend <backend>',
+      'Linux sandbox (default: FS_SANDBOX_BACKEND, else auto: bwrap where it can make its namespaces, else Landlock)',
+    ).choices([...LINUX_BACKEND_CHOICES]),
+  );
+}
+
 /** Flags every operation command shares. */
 export function addBrokerOptions(command: Command): Command {
-  return command
+  return addBackendOption(command)
     .option('--timeout <ms>', 'helper run time before its process tree is killed', positiveInteger)
     .addOption(
       new Option(
@@ -82,6 +95,7 @@ export function brokerOptionsFrom(flags: BrokerFlags, io: CliIo): BrokerOptions 
     requireSandbox: flags.requireSandbox === true,
     trusted: flags.untrusted !== true,
     helperRuntime: flags.helperRuntime,
+    ...(flags.backend === undefined ? {} : { backend: flags.backend }),
     pool: false,
     ...(flags.maxProcesses === undefined
       ? {}

@@ -3,12 +3,17 @@ import { release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   CommandProcess,
+  chooseLinuxBackend,
   DEFAULT_MAX_PROCESSES,
   describeProcessBound,
   HELPER_RUNTIME_ENV,
+  LINUX_BACKEND_ENV,
+  type LinuxBackendPreference,
   locateBwrap,
   probeBwrap,
+  probeLandlock,
   processBoundMechanism,
+  requestedLinuxBackend,
   resolveHelperRuntime,
 } from '@fs-sandbox/broker/internal';
 import { bunHelperPackage } from '@fs-sandbox/helper/bundle-path';
@@ -23,6 +28,7 @@ import {
   workspaceWriteProfile,
 } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
+import { addBackendOption } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
 import { describeError } from './json-output.js';
 import { describePool } from './pool-flags.js';
@@ -50,29 +56,32 @@ export const BWRAP_OVERRIDE_REMEDY =
  * exit 0 only when sandboxed operations work.
  */
 export function registerDoctorCommand(program: Command, deps: CliDeps): void {
-  program
-    .command('doctor')
+  addBackendOption(program.command('doctor'))
     .description('check that sandboxed operations can run here (exit 0 only if they can)')
-    .action(async () => {
+    .action(async (flags: { backend?: LinuxBackendPreference }) => {
+      // The sandboxed rows run under the backend asked for, as the other verbs would.
+      const env =
+        flags.backend === undefined ? deps.io.env : { ...deps.io.env, [LINUX_BACKEND_ENV]: flags.backend };
+      const run: CliDeps = { ...deps, io: { ...deps.io, env } };
       const os = currentHostOs();
       const checks: Check[] = [
         { name: 'os', status: 'info', detail: `${os} (${process.platform} ${release()}, ${process.arch})` },
         { name: 'node', status: 'info', detail: `${await realpath(process.execPath)} ${process.version}` },
-        ...(await helperRuntimeChecks(os, deps)),
-        ...(await backendChecks(os, deps)),
+        ...(await helperRuntimeChecks(os, run)),
+        ...(await backendChecks(os, run, flags.backend)),
       ];
-      checks.push(...(await sandboxedOperationChecks(os, deps)));
+      checks.push(...(await sandboxedOperationChecks(os, run)));
       checks.push(
         appServerSurfaceCheck(
           os,
-          await resolveHelperRuntime(os, deps.io.env).then(
+          await resolveHelperRuntime(os, run.io.env).then(
             (runtime) => runtime.executable.kind,
             () => null,
           ),
         ),
       );
       if (os === 'linux' && !checks.some((check) => check.status === 'FAIL')) {
-        checks.push(await processBoundCheck(os, deps));
+        checks.push(await processBoundCheck(os, run));
       }
       deps.io.stdout.write(`${formatChecks(checks)}\n`);
       if (checks.some((check) => check.status === 'FAIL')) deps.setExitCode(EXIT.failed);
@@ -180,31 +189,59 @@ async function helperRuntimeChecks(os: HostOs, deps: CliDeps): Promise<Check[]> 
   }
 }
 
-async function backendChecks(os: HostOs, deps: CliDeps): Promise<Check[]> {
+/**
+ * The Linux backend in force and why (linux-backend-choice.ts), then what each candidate can do
+ * here: bwrap's namespaces and the kernel's Landlock ABI. bwrap's rows fail only when no backend
+ * is usable (Landlock standing in is said, not failed).
+ */
+async function backendChecks(
+  os: HostOs,
+  deps: CliDeps,
+  preference?: LinuxBackendPreference,
+): Promise<Check[]> {
   if (os !== 'linux') return [{ name: 'backend', status: 'info', detail: `see the sandboxed operation row` }];
+  let choice: Check;
+  let landlockInForce = false;
+  try {
+    const chosen = await chooseLinuxBackend(requestedLinuxBackend(preference, deps.io.env), deps.io.env);
+    landlockInForce = chosen.backend === 'landlock';
+    choice = { name: 'backend', status: 'ok', detail: `${chosen.backend}: ${chosen.reason}` };
+  } catch (error) {
+    choice = {
+      name: 'backend',
+      status: 'FAIL',
+      detail: describeError(error),
+      remedy: `${INSTALL_BWRAP}, ${BWRAP_OVERRIDE_REMEDY}; or a kernel with Landlock ABI 6 (Linux 6.12) for the Landlock backend`,
+    };
+  }
+  const bwrapStatus = (usable: boolean): Status => (usable ? 'ok' : landlockInForce ? 'info' : 'FAIL');
+  const landlock = await probeLandlock();
+  const rows: Check[] = [choice];
   let bwrap: string;
   try {
     bwrap = await locateBwrap(deps.io.env);
   } catch (error) {
-    return [
-      {
-        name: 'backend',
-        status: 'FAIL',
-        detail: describeError(error),
-        remedy: `${INSTALL_BWRAP}, ${BWRAP_OVERRIDE_REMEDY}`,
-      },
-    ];
+    rows.push({
+      name: 'bwrap',
+      status: bwrapStatus(false),
+      detail: describeError(error),
+      remedy: `${INSTALL_BWRAP}, ${BWRAP_OVERRIDE_REMEDY}`,
+    });
+    rows.push({ name: 'landlock', status: 'info', detail: landlock.detail });
+    return rows;
   }
   const probe = await probeBwrap(bwrap, await realpath(process.execPath));
-  return [
-    { name: 'backend', status: 'ok', detail: `bwrap ${bwrap} (${probe.version ?? 'version unknown'})` },
+  rows.push(
+    { name: 'bwrap', status: 'ok', detail: `${bwrap} (${probe.version ?? 'version unknown'})` },
     {
       name: 'user namespaces',
-      status: probe.namespaces.usable ? 'ok' : 'FAIL',
+      status: bwrapStatus(probe.namespaces.usable),
       detail: probe.namespaces.detail,
       ...(probe.namespaces.usable ? {} : { remedy: await namespaceRemedy() }),
     },
-  ];
+    { name: 'landlock', status: 'info', detail: landlock.detail },
+  );
+  return rows;
 }
 
 /** The bound the doctor's own command runs under, and how many processes it tries to hold. */

@@ -1,6 +1,8 @@
 import {
   type KernelPath,
+  LANDLOCK_DIFFERENCES,
   type LaunchSpec,
+  type LinuxBackendPreference,
   launchCommand,
   MASKED_KERNEL_PATHS,
   PROXY_PORTS,
@@ -16,6 +18,7 @@ import {
 } from '@fs-sandbox/policy';
 import { decodeBpf, disassembleSeccomp } from '@fs-sandbox/policy/seccomp';
 import { type Command, Option } from 'commander';
+import { addBackendOption } from './broker-options.js';
 import { type CliDeps, EXIT } from './cli-io.js';
 import {
   addContextOptions,
@@ -40,7 +43,7 @@ export const EXPLAIN_SEPARATOR = '---- exact command (--raw prints only this par
  * it cannot see stated as assumptions. `--raw` prints the command part alone.
  */
 export function registerExplainCommand(program: Command, deps: CliDeps): void {
-  addNetworkOptions(addContextOptions(program.command('explain')))
+  addBackendOption(addNetworkOptions(addContextOptions(program.command('explain'))))
     .description('say what a context allows, then print the exact sandbox command it produces')
     .argument('[context]', 'sandbox context as JSON (wire form); or use the profile flags')
     .addOption(new Option('--platform <os>', 'target platform').choices(['linux', 'macos', 'windows']))
@@ -48,11 +51,15 @@ export function registerExplainCommand(program: Command, deps: CliDeps): void {
     .action(
       async (
         contextJson: string | undefined,
-        flags: ContextFlags & NetworkFlags & { platform?: HostOs; raw?: boolean },
+        flags: ContextFlags &
+          NetworkFlags & { platform?: HostOs; raw?: boolean; backend?: LinuxBackendPreference },
       ) => {
         const host = currentHostOs();
         const platform = flags.platform ?? host;
-        const broker = deps.createBroker({ env: deps.io.env });
+        const broker = deps.createBroker({
+          env: deps.io.env,
+          ...(flags.backend === undefined ? {} : { backend: flags.backend }),
+        });
         try {
           // The same context the human verbs would run with (sandboxed by default on the cwd); the
           // directories can only be checked on this host.
@@ -97,6 +104,7 @@ export function registerExplainCommand(program: Command, deps: CliDeps): void {
 
 const NETWORK: Record<LaunchSpec['backend'], string> = {
   bwrap: 'none (the helper runs in its own empty network namespace)',
+  landlock: 'none (seccomp refuses every socket, Landlock every TCP bind and connect)',
   seatbelt: 'none (the profile denies network*)',
   'restricted-token': 'not blocked by the token (the helper opens no sockets)',
 };
@@ -159,7 +167,9 @@ export function summarizeSandbox(
     items.length === 0
       ? [`${label(name)}${none}`]
       : items.map((item, index) => `${index === 0 ? label(name) : indent}${escapeForTerminal(item)}`);
-  const lines = [`The helper runs under ${launch.backend} (${plan.os}) and may:`];
+  const lines = [
+    `The helper runs under ${launch.backend} (${plan.os}${launch.reason === undefined ? '' : `; ${escapeForTerminal(launch.reason)}`}) and may:`,
+  ];
   lines.push(
     ...(plan.fullDiskRead || (plan.readableRoots.length === 1 && plan.readableRoots[0] === '/')
       ? [`${label('read')}the whole disk (read-only), except what is denied below`]
@@ -205,6 +215,15 @@ export function summarizeSandbox(
   if (readOnly.length > 0) lines.push(`${label('kernel')}read-only: ${readOnly.join(', ')}`);
   if (masked.length > 0)
     lines.push(`${readOnly.length > 0 ? indent : label('kernel')}masked: ${masked.join(', ')}`);
+  if (launch.backend === 'landlock') {
+    lines.push(
+      `${label('system calls')}no new user namespace, mount or namespace switch; no capability kept (seccomp, capset)`,
+      `${label('scoped')}signals, ptrace and abstract unix sockets only within the sandbox (Landlock)`,
+      ...LANDLOCK_DIFFERENCES.map(
+        (difference, index) => `${index === 0 ? label('unlike bwrap') : indent}${difference}`,
+      ),
+    );
+  }
   const why = runtimeReason === null ? '' : ` (${runtimeReason})`;
   lines.push(`${label('runtime')}${launch.runtimeKind} ${escapeForTerminal(launch.runtime)}${why}`);
   return lines;

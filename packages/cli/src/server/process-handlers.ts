@@ -22,6 +22,8 @@ const SANDBOX_TYPE: Record<
 > = {
   none: 'none',
   bwrap: 'linuxSeccomp',
+  // The reference's enum has one Linux value; Landlock's launcher loads a seccomp filter too.
+  landlock: 'linuxSeccomp',
   seatbelt: 'macosSeatbelt',
   'restricted-token': 'windowsRestrictedToken',
 };

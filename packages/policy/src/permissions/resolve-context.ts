@@ -7,6 +7,7 @@ import {
   isRestrictedProfile,
   type PermissionProfile,
   type RestrictedProfile,
+  type SandboxBackendName,
   type SandboxContext,
   type WindowsSandboxLevel,
 } from '../schemas/sandbox-context.js';
@@ -28,6 +29,8 @@ export type ResolvedContext =
       /** Native workspace roots. */
       workspaceRoots: string[];
       windowsSandboxLevel: WindowsSandboxLevel;
+      /** The backend the context requires (`requireBackend`), or null for any. */
+      requireBackend: SandboxBackendName | null;
       /** The executable surface protected below every writable root: the fixed entries and the policy's. */
       surface: SurfaceEntry[];
       /** Native directories in or below which a command may leave a new git repository. */
@@ -87,6 +90,7 @@ export function resolveSandboxContext(
     cwd,
     workspaceRoots,
     windowsSandboxLevel: context.windowsSandboxLevel,
+    requireBackend: context.requireBackend ?? null,
     surface: executableSurface(context.executableSurface?.protect ?? []),
     nestedRepositories: (context.executableSurface?.allowNestedRepositories ?? []).map((uri) =>
       pathUriToNative(uri, os),

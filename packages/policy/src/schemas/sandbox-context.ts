@@ -224,6 +224,10 @@ export type RestrictedProfile = Extract<PermissionProfile, { type: 'managed' }> 
   file_system: Extract<ManagedFileSystem, { type: 'restricted' }>;
 };
 
+/** The platform sandboxes (the broker's backends), by the name `explain` and `doctor` give. */
+export const SANDBOX_BACKENDS = ['bwrap', 'landlock', 'seatbelt', 'restricted-token'] as const;
+export type SandboxBackendName = (typeof SANDBOX_BACKENDS)[number];
+
 export const WINDOWS_SANDBOX_LEVELS = ['disabled', 'restricted-token', 'elevated', 'mxc'] as const;
 export type WindowsSandboxLevel = (typeof WINDOWS_SANDBOX_LEVELS)[number];
 
@@ -264,6 +268,12 @@ export const sandboxContextSchema = z.object({
   windowsSandboxPrivateDesktop: z.boolean().nullish(),
   useLegacyLandlock: z.boolean().nullish(),
   executableSurface: executableSurfaceSchema.nullish(),
+  /**
+   * fs-sandbox's extension: the platform sandbox this context must run under, else
+   * `sandbox_unavailable` (a harness that relies on bwrap's namespaces refuses the Landlock
+   * backend this way). Absent: whichever the machine offers.
+   */
+  requireBackend: z.enum(SANDBOX_BACKENDS).nullish(),
 });
 export type SandboxContext = z.output<typeof sandboxContextSchema>;
 /**

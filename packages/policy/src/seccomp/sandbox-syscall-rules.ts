@@ -83,3 +83,63 @@ export function sandboxSeccompFilter(arch: SeccompArch, options: SandboxSyscallO
     foreignAbiAction: { type: 'kill-process' },
   };
 }
+
+/** errno for a call the filter pretends not to exist, so libc falls back to an older one. */
+const ENOSYS = 38;
+/** CLONE_NEWUSER in linux/sched.h. */
+const CLONE_NEWUSER = 0x10000000n;
+
+export interface LandlockSyscallOptions {
+  /** The context enables the network: sockets other than AF_UNIX may be made. */
+  network: boolean;
+}
+
+/**
+ * The Landlock backend's rules: with no namespace around the program, what bwrap's namespaces and
+ * `--disable-userns` refuse is refused here, before the rules every sandbox gets.
+ */
+export function landlockSyscallRules(options: LandlockSyscallOptions): SyscallRule[] {
+  const rules: SyscallRule[] = [];
+  // No network namespace: without the network, no socket of any family (a netlink or packet
+  // socket reaches host state too; Landlock's TCP rules cover only TCP). EACCES as for AF_UNIX.
+  if (!options.network) rules.push({ syscall: 'socket', action: { type: 'errno', errno: EACCES } });
+  rules.push(
+    // A new user namespace would give the program every capability inside it (and a way to the
+    // kernel surface only namespaced root reaches). unshare takes an int, clone an unsigned long.
+    {
+      syscall: 'unshare',
+      action: { type: 'errno', errno: EPERM },
+      when: [{ arg: 0, width: 32, op: 'masked-eq', value: CLONE_NEWUSER, mask: CLONE_NEWUSER }],
+    },
+    {
+      syscall: 'clone',
+      action: { type: 'errno', errno: EPERM },
+      when: [{ arg: 0, width: 64, op: 'masked-eq', value: CLONE_NEWUSER, mask: CLONE_NEWUSER }],
+    },
+    // clone3's flags lie in memory a filter cannot read: "not implemented", and libc uses clone.
+    refuse('clone3', ENOSYS),
+    // Mounts and namespace switches need capabilities the launcher dropped; refused by name as
+    // well, so that a kernel bug in a capability check is not the only guard.
+    refuse('setns'),
+    refuse('mount'),
+    refuse('umount2'),
+    refuse('pivot_root'),
+    refuse('open_tree'),
+    refuse('move_mount'),
+    refuse('fsopen'),
+    refuse('fsmount'),
+    refuse('mount_setattr'),
+    ...sandboxSyscallRules({ unixSockets: 'refused' }),
+  );
+  return rules;
+}
+
+/** The Landlock backend's whole filter for one architecture. */
+export function landlockSeccompFilter(arch: SeccompArch, options: LandlockSyscallOptions): SeccompFilterSpec {
+  return {
+    arch,
+    rules: landlockSyscallRules(options),
+    defaultAction: { type: 'allow' },
+    foreignAbiAction: { type: 'kill-process' },
+  };
+}

@@ -8,6 +8,8 @@ import { syscallFilterProgram } from './syscall-filter.js';
 export interface BwrapBackendOptions {
   /** Where FS_SANDBOX_BWRAP is read from (defaults to the broker's environment). */
   env?: Record<string, string | undefined>;
+  /** Why bwrap (linux-backend-choice.ts), carried into each launch for `explain`. */
+  reason?: string;
 }
 
 /** The Linux backend: host facts first, then the pure argv builder, then bwrap found on a sanitised PATH. */
@@ -46,6 +48,7 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): SandboxBa
         // broker must not act on the sandbox builder either.
         env: runtime.env,
         denyGlobMatches: globMatches,
+        ...(options.reason === undefined ? {} : { reason: options.reason }),
         inputs: {
           firstFd: sandbox.firstInputFd,
           seccomp: syscallFilterProgram(sandbox.syscalls),

@@ -2,7 +2,11 @@ import { FsError } from '@fs-sandbox/policy/core';
 import {
   buildSeccompProgram,
   encodeBpf,
+  type LandlockSyscallOptions,
+  landlockSeccompFilter,
   type SandboxSyscallOptions,
+  type SeccompArch,
+  type SeccompFilterSpec,
   sandboxSeccompFilter,
   seccompArchOf,
 } from '@fs-sandbox/policy/seccomp';
@@ -20,7 +24,19 @@ export function syscallFilterProgram(
   options: SandboxSyscallOptions,
   nodeArch: string = process.arch,
 ): string {
-  const key = `${nodeArch}:${options.unixSockets}`;
+  return programFor(`bwrap:${options.unixSockets}`, nodeArch, (arch) => sandboxSeccompFilter(arch, options));
+}
+
+/** The Landlock launcher's program (its rules stand in for the namespaces it has not got), base64. */
+export function landlockFilterProgram(
+  options: LandlockSyscallOptions,
+  nodeArch: string = process.arch,
+): string {
+  return programFor(`landlock:${options.network}`, nodeArch, (arch) => landlockSeccompFilter(arch, options));
+}
+
+function programFor(name: string, nodeArch: string, spec: (arch: SeccompArch) => SeccompFilterSpec): string {
+  const key = `${nodeArch}:${name}`;
   const known = programs.get(key);
   if (known !== undefined) return known;
   const arch = seccompArchOf(nodeArch);
@@ -31,9 +47,7 @@ export function syscallFilterProgram(
       { kind: 'sandboxPreparation' },
     );
   }
-  const program = Buffer.from(
-    encodeBpf(buildSeccompProgram(sandboxSeccompFilter(arch, options)).instructions),
-  ).toString('base64');
+  const program = Buffer.from(encodeBpf(buildSeccompProgram(spec(arch)).instructions)).toString('base64');
   programs.set(key, program);
   return program;
 }
