@@ -31,7 +31,12 @@ const guard: PathGuard = {
 
 describe('the executable surface by name', () => {
   it('lists each fixed entry with its reason', () => {
-    expect(EXECUTABLE_SURFACE.map((entry) => entry.path)).toEqual(['.git', '.agents', '.codex']);
+    expect(EXECUTABLE_SURFACE.map((entry) => entry.path)).toEqual([
+      '.git',
+      '.agents',
+      '.codex',
+      'fs-sandbox.toml',
+    ]);
     for (const entry of EXECUTABLE_SURFACE) expect(entry.reason.length).toBeGreaterThan(10);
   });
 

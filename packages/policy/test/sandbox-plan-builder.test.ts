@@ -6,7 +6,7 @@ import type { PermissionProfile, SandboxContext } from '../src/schemas/sandbox-c
 import { type HelperRuntimeReads, widenForHelperRuntime } from '../src/widening.js';
 import { context, glob, pathEntry, projectRoots, restricted, special } from './support/contexts.js';
 
-const PROTECTED = ['.git', '.agents', '.codex'];
+const PROTECTED = ['.git', '.agents', '.codex', 'fs-sandbox.toml'];
 const linuxRuntime: HelperRuntimeReads = {
   os: 'linux',
   helperFiles: ['/opt/node/bin/node', '/opt/app/dist/helper.cjs'],

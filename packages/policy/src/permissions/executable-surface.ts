@@ -31,6 +31,11 @@ export const EXECUTABLE_SURFACE: readonly SurfaceEntry[] = [
   },
   { path: '.agents', reason: 'agents load skills and instructions from it' },
   { path: '.codex', reason: 'Codex loads its project configuration from it' },
+  {
+    path: 'fs-sandbox.toml',
+    reason:
+      'fs-sandbox reads its policy from it (--find-policy looks in every directory up from the cwd): rewritten, it would widen the next sandbox',
+  },
 ];
 
 /** The reason an entry a policy added carries. */
