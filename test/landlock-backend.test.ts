@@ -160,6 +160,11 @@ describe.each(USERS)('without user namespaces, as %s', (user: CliUser) => {
     );
     expect(required.error?.data.errorKind).toBe('sandbox_unavailable');
     expect(required.error?.message).toContain('requires the bwrap backend');
+    // What needs a network namespace is refused, typed, rather than run with less.
+    const relay = await cli(['run', '--allow-unix-socket', join(fixture.ro, 'agent.sock'), '--', 'true']);
+    expect(relay.code, relay.stderr).toBe(125); // run's own failure, not the command's
+    expect(relay.stderr).toContain('a unix socket relay (--allow-unix-socket) needs a network namespace');
+    expect(relay.stderr).toContain('sandbox_unavailable');
     const forced = await cli(['cat', '--backend', 'bwrap', 'hello.txt']);
     expect(forced.code).toBe(1);
     expect(forced.stderr).toContain('sandbox_unavailable');

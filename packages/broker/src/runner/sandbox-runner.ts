@@ -419,7 +419,11 @@ function refuseBeyondLandlock(command: SandboxCommand): void {
       ? 'a terminal (tty) needs a private devpts'
       : command.network.kind !== 'none' && command.network.kind !== 'host'
         ? 'a network allowlist or managed proxy needs a network namespace'
-        : null;
+        : command.network.kind !== 'host' && (command.network.unixSockets?.length ?? 0) > 0
+          ? // The relay's loopback ports are in the command's own network namespace; without one they
+            // would be the host's, open to every process on it.
+            'a unix socket relay (--allow-unix-socket) needs a network namespace'
+          : null;
   if (why !== null)
     throw new FsError(
       'sandbox_unavailable',
