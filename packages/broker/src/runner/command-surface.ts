@@ -5,7 +5,6 @@ import {
   EXECUTABLE_SURFACE,
   FsError,
   type GitDirectoryMarker,
-  type GitFileProbe,
   gitDirectoryMarker,
   gitfileTarget,
   isGitDirectoryLayout,
@@ -20,6 +19,7 @@ import {
   surfaceRule,
 } from '@fs-sandbox/policy/core';
 import * as host from './host-reads.js';
+import { GIT_FILE_PROBE } from './path-guard.js';
 
 /**
  * The executable surface (policy executable-surface.ts, git-surface.ts) for a command, which writes
@@ -113,7 +113,7 @@ export function prepareCommandSurface(plan: SandboxPlan, home: string | null): C
     if (kind === 'file' || (kind === 'directory' && !before.gitDirectories.has(path))) readOnly.add(path);
   }
   for (const worktree of before.worktrees) {
-    for (const hooks of repositoryHooksDirectories(worktree, PROBE, home, 'linux')) {
+    for (const hooks of repositoryHooksDirectories(worktree, GIT_FILE_PROBE, home, 'linux')) {
       if (kindOf(hooks) === 'directory') readOnly.add(hooks);
     }
   }
@@ -245,7 +245,7 @@ function scan(roots: readonly string[], entries: SurfaceEntry[]): Scan {
           result.worktrees.add(directory);
           if (dirent.isDirectory()) result.gitDirectories.add(path);
           else if (dirent.isFile()) {
-            const target = gitfileTarget(PROBE.read(path) ?? '');
+            const target = gitfileTarget(GIT_FILE_PROBE.read(path) ?? '');
             const named = target === null ? null : configPath(target, directory, null, 'linux');
             if (
               named !== null &&
@@ -294,23 +294,3 @@ function listNames(directory: string): string[] {
     return [];
   }
 }
-
-// A repository's files as git reads them (links followed), bounded.
-const PROBE: GitFileProbe = {
-  kind(path) {
-    try {
-      const stats = host.stat(path);
-      return stats.isDirectory() ? 'directory' : stats.isFile() ? 'file' : 'other';
-    } catch {
-      return null;
-    }
-  },
-  read(path) {
-    try {
-      if (!host.stat(path).isFile()) return null;
-      return host.readHead(path, 64 * 1024).toString('utf8');
-    } catch {
-      return null;
-    }
-  },
-};

@@ -138,7 +138,7 @@ export function protectHostPaths(
 }
 
 // How the broker reads a repository's files (host reads, journaled), following symlinks as git does.
-const GIT_FILE_PROBE: GitFileProbe = {
+export const GIT_FILE_PROBE: GitFileProbe = {
   kind(path) {
     try {
       const stats = host.stat(path);
