@@ -89,8 +89,9 @@ describe('the human verbs are sandboxed by default', () => {
   });
 
   it('--no-sandbox runs in-process: no bwrap is started, and nothing is refused by policy', async () => {
-    // A bwrap that cannot exist: a sandboxed run cannot start, an in-process one never looks.
-    const noBwrap = { FS_SANDBOX_BWRAP: join(base, 'no-such-bwrap') };
+    // A bwrap that cannot exist, required (auto would take Landlock): a sandboxed run cannot start,
+    // an in-process one never looks.
+    const noBwrap = { FS_SANDBOX_BWRAP: join(base, 'no-such-bwrap'), FS_SANDBOX_BACKEND: 'bwrap' };
     const sandboxed = await cli(['cat', '--cwd', ws, 'notes.txt'], undefined, noBwrap);
     expectRefused(sandboxed, 'sandbox_unavailable');
     const inProcess = await cli(

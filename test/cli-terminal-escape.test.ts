@@ -155,7 +155,10 @@ describe('names in human output (real CLI)', () => {
     await writeFile(fake, `#!/bin/sh\necho "bwrap: ${'\u001b[2J'}no namespaces" >&2\nexit 1\n`, {
       mode: 0o755,
     });
-    const run = await runCli(['doctor'], { user: 'root', env: { ...env(), FS_SANDBOX_BWRAP: fake } });
+    const run = await runCli(['doctor'], {
+      user: 'root',
+      env: { ...env(), FS_SANDBOX_BWRAP: fake, FS_SANDBOX_BACKEND: 'bwrap' },
+    });
     expect(run.code).toBe(1);
     expectNoRawControls(run);
     expect(run.stdout).toContain(`${base}/binbidi\\u{202e}txt.exe/bwrap`);

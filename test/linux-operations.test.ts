@@ -190,12 +190,16 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       const outcome = await callMethod(
         'fs/writeFile',
         { path: uri(target), dataBase64: 'eA==', sandbox: workspaceContext(fixture) },
-        { user, env: cliEnv(fixture, { FS_SANDBOX_BWRAP: bwrap }) },
+        // bwrap required: auto would take the Landlock backend (landlock-backend.test.ts).
+        { user, env: cliEnv(fixture, { FS_SANDBOX_BWRAP: bwrap, FS_SANDBOX_BACKEND: 'bwrap' }) },
       );
       expect(outcome.error?.data.errorKind, outcome.run.stdout).toBe('sandbox_unavailable');
       await expect(lstat(target)).rejects.toThrow();
     }
-    const doctor = await runCli(['doctor'], { user, env: cliEnv(fixture, { FS_SANDBOX_BWRAP: fake }) });
+    const doctor = await runCli(['doctor'], {
+      user,
+      env: cliEnv(fixture, { FS_SANDBOX_BWRAP: fake, FS_SANDBOX_BACKEND: 'bwrap' }),
+    });
     expect(doctor.code).toBe(1);
     expect(doctor.stdout).toMatch(/^user namespaces\s+FAIL\s+bwrap: No permissions/m);
     // The failure names its remedy, and the report fits 100 columns.

@@ -70,7 +70,9 @@ async function chownTree(path: string, uid: number): Promise<void> {
 }
 
 export async function removeFixture(fixture: Fixture): Promise<void> {
-  await rm(fixture.base, { recursive: true, force: true });
+  // A served broker refills its pool after each reply: a spare whose bwrap is binding a path below
+  // the workspace as it is removed may make that mount point again, so the removal retries.
+  await rm(fixture.base, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 }
 
 export const uri = (path: string): string => `file://${path}`;

@@ -38,7 +38,8 @@ function parentOf(pid: number): number | null {
 
 /** Like waitingHelpers, for the helper program running under the launcher process `root`. */
 export function waitingHelpersUnder(root: number): number[] {
-  return waitingHelpers('/dist/helper').filter((pid) => {
+  // The node bundle (helper/dist/helper.cjs) or the Bun executable (helper-<platform>/bin/helper-bun).
+  return waitingHelpers('/helper').filter((pid) => {
     for (let current: number | null = pid; current !== null && current > 1; current = parentOf(current)) {
       if (current === root) return true;
     }
