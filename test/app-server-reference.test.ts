@@ -167,8 +167,18 @@ const STEPS: Record<string, Step> = {
     const watched = await peer.request('fs/watch', { watchId: 'later', path: target });
     await new Promise((resolve) => setTimeout(resolve, 300));
     await mkdir(join(work, 'later', 'deeper'), { recursive: true });
-    await writeFile(target, 'x');
-    const changed = await peer.notificationsUntil((m) => m.method === 'fs/changed');
+    // A watcher arms its missing directories in its own time (under load, past any fixed pause):
+    // the file is written again until a change is reported, within the usual deadline.
+    const deadline = Date.now() + 20_000;
+    let changed: Awaited<ReturnType<typeof peer.notificationsUntil>> = [];
+    for (let attempt = 0; changed.length === 0; attempt += 1) {
+      await writeFile(target, `x${attempt}`);
+      try {
+        changed = await peer.notificationsUntil((m) => m.method === 'fs/changed', 1_000);
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+      }
+    }
     await new Promise((resolve) => setTimeout(resolve, 400));
     const named = [...changed, ...peer.notifications.splice(0)]
       .filter((m) => m.method === 'fs/changed')
