@@ -165,7 +165,6 @@ const STEPS: Record<string, Step> = {
   'fs/watch of a path whose directories do not exist yet': async (peer) => {
     const target = `${P()}/later/deeper/file.txt`;
     const watched = await peer.request('fs/watch', { watchId: 'later', path: target });
-    await new Promise((resolve) => setTimeout(resolve, 300));
     await mkdir(join(work, 'later', 'deeper'), { recursive: true });
     // A watcher arms its missing directories in its own time (under load, past any fixed pause):
     // the file is written again until a change is reported, within the usual deadline.
