@@ -1,5 +1,6 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { homedir, tmpdir } from 'node:os';
+import { join, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, REPO_ROOT } from './fixtures/conformance/serve-process.js';
 import { type AppMessage, AppServerClient } from './support/app-server-client.js';
@@ -23,8 +24,13 @@ let codexHome: string;
 
 beforeAll(async () => {
   ensureBuilt();
-  // CODEX_HOME outside TMPDIR: the reference refuses some set-ups below a temporary directory.
-  dir = await mkdtemp(join(REPO_ROOT, 'test', '.app-server-reference-'));
+  // CODEX_HOME and the work tree outside TMPDIR: the reference refuses some set-ups below a
+  // temporary directory (and its watch of a missing path there never reported), so a clone under
+  // /tmp keeps them in the user's cache instead.
+  const underTmp = `${REPO_ROOT}${sep}`.startsWith(`${tmpdir()}${sep}`);
+  const parent = underTmp ? join(homedir(), '.cache') : join(REPO_ROOT, 'test');
+  await mkdir(parent, { recursive: true });
+  dir = await mkdtemp(join(parent, '.app-server-reference-'));
   work = join(dir, 'work');
   codexHome = join(dir, 'codex-home');
   await mkdir(codexHome);
