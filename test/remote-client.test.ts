@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Broker, createBroker, isFsError } from '@fs-sandbox/broker';
@@ -120,6 +120,68 @@ describe('the remote client', () => {
     }
   });
 
+  it('runs commands on the server under its sandbox: run and spawn as createBroker’s, streamed, lossless, killable', async () => {
+    const sandbox = workspaceContext(fixture) as never;
+    const cwd = uri(fixture.ws);
+    const outsideFile = join(fixture.outside, 'remote-command.txt');
+    const script = `echo out; echo err >&2; echo x > ${outsideFile}; exit 3`;
+    const local = createBroker({ pool: false });
+    const expected = await local.run(['sh', '-c', script], { cwd, sandbox });
+    await local.close();
+    expect(expected).toMatchObject({ exitCode: 3, stdout: 'out\n', sandboxed: true });
+
+    const server = await startWebSocketServer(['--listen', 'ws://127.0.0.1:0', '--token-file', tokenFile]);
+    const remote = await connectBroker({ url: server.url, token: TOKEN });
+    try {
+      expect(await remote.run(['sh', '-c', script], { cwd, sandbox })).toEqual(expected);
+      await expect(stat(outsideFile)).rejects.toMatchObject({ code: 'ENOENT' });
+      // stdin is sent, then ended (the command reads EOF); Buffers on request.
+      expect(await remote.run(['wc', '-c'], { cwd, sandbox, stdin: 'abcde' })).toMatchObject({
+        exitCode: 0,
+        stdout: '5\n',
+      });
+      const bytes = await remote.run(['printf', 'ab'], { cwd, sandbox, encoding: 'buffer' });
+      expect(Buffer.isBuffer(bytes.stdout) && bytes.stdout.toString()).toBe('ab');
+
+      // Output arrives while the command runs, and 8 MiB read slowly arrive whole.
+      const ticking = await remote.spawn(['sh', '-c', 'echo first; sleep 30'], { cwd, sandbox });
+      const first = await new Promise<string>((resolve) =>
+        ticking.stdout.once('data', (chunk) => resolve(String(chunk))),
+      );
+      expect(first).toBe('first\n');
+      ticking.kill();
+      expect(await ticking.exited).toMatchObject({ exitCode: 137, sandboxed: true });
+      const size = 8 * 1024 * 1024;
+      const big = await remote.spawn(['head', '-c', String(size), '/dev/zero'], {
+        cwd,
+        sandbox,
+        stdin: 'ignore',
+      });
+      let received = 0;
+      for await (const chunk of big.stdout) {
+        received += chunk.length;
+        if (received < size / 2) await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(received).toBe(size);
+      expect(await big.exited).toMatchObject({ exitCode: 0, capReached: false });
+      // The connection still answers once the stream was drained.
+      expect((await remote.call('fs/getMetadata', { path: cwd, sandbox })).isDirectory).toBe(true);
+
+      // What only a local broker has, and what a remote one needs, are typed refusals.
+      await expect(remote.run(['true'], { sandbox: null })).rejects.toMatchObject({
+        kind: 'invalid_params',
+        extra: { field: 'cwd' },
+      });
+      const aborted = new AbortController();
+      const cancelled = remote.run(['sleep', '30'], { cwd, sandbox, signal: aborted.signal });
+      aborted.abort();
+      await expect(cancelled).rejects.toMatchObject({ kind: 'internal_error' });
+    } finally {
+      await remote.close();
+      server.child.kill('SIGKILL');
+    }
+  });
+
   it('refuses a wrong token as a lost connection that names the HTTP status', async () => {
     const server = await startWebSocketServer(['--listen', 'ws://127.0.0.1:0', '--token-file', tokenFile]);
     try {
@@ -178,7 +240,7 @@ describe.skipIf(CODEX === null)(
       await mkdir(dir, { recursive: true });
       const at = (name: string) => uri(join(dir, name));
       /** Unsandboxed (`sandbox: null`), as the reference serves it without a platform sandbox. */
-      const steps = async (broker: Broker) => {
+      const steps = async (broker: RemoteBroker) => {
         const outcome = async (run: () => Promise<unknown>) =>
           run().then(
             (ok) => ({ ok }),
@@ -218,6 +280,15 @@ describe.skipIf(CODEX === null)(
           }),
           await outcome(() => broker.call('fs/remove', { path: at('sub'), recursive: true, sandbox: null })),
           await outcome(() => broker.call('fs/readFile', { path: at('missing'), sandbox: null })),
+          // A command, through process/start and its notifications (the reference's wire has no
+          // end of stdin: none is given).
+          await outcome(async () => {
+            const { exitCode, stdout, stderr } = await (broker as RemoteBroker).run(
+              ['sh', '-c', 'echo hi; echo oops >&2; exit 2'],
+              { cwd: at(''), sandbox: null },
+            );
+            return { exitCode, stdout, stderr };
+          }),
         ];
       };
       const reference = await spawnBroker({
@@ -233,7 +304,15 @@ describe.skipIf(CODEX === null)(
       try {
         const fromReference = await steps(reference);
         expect(fromReference).toContainEqual({ ok: 'hello\n' });
-        expect(fromReference.at(-1)).toEqual({ kind: 'not_found' });
+        expect(fromReference.at(-2)).toEqual({ kind: 'not_found' });
+        expect(fromReference.at(-1)).toEqual({ ok: { exitCode: 2, stdout: 'hi\n', stderr: 'oops\n' } });
+        // The reference ignores outputBytesCap (an extension): the client keeps it.
+        const capped = await reference.run(['printf', 'abcdef'], {
+          cwd: at(''),
+          sandbox: null,
+          outputBytesCap: 3,
+        });
+        expect(capped).toMatchObject({ exitCode: 0, stdout: 'abc', capReached: true });
         expect(await steps(ours)).toEqual(fromReference);
       } finally {
         await reference.close();

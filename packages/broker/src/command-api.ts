@@ -99,14 +99,16 @@ const DEFAULT_ENV_POLICY: NonNullable<ParsedParams<'process/start'>['envPolicy']
 };
 
 /**
- * The command's process/start params, parsed by that method's schema (strict: an unknown option is
- * `invalid_params` naming the closest known one). Without a `cwd`, the command runs in the
- * context's `cwd`, else in this process's working directory.
+ * The command's process/start params as the wire carries them, before the schema's parse: the
+ * caller's fields with what the library sets (`processId`, `tty`, `pipeStdin`, an env policy). A
+ * caller passing one of the library's fields is told so. Without a `cwd` the command runs in the
+ * context's `cwd`, else in `defaultCwd` (none: the caller must name one).
  */
-export function parseCommandRequest(
+export function commandStartParams(
   argv: readonly string[],
   wire: Omit<CommandRequest, 'argv'>,
-): ParsedParams<'process/start'> {
+  launch: { processId: string; pipeStdin: boolean; defaultCwd: string | null },
+): StartParams {
   if (typeof wire !== 'object' || wire === null)
     throw new FsError('invalid_params', 'command options must be an object');
   for (const name of SET_BY_THE_LIBRARY) {
@@ -115,16 +117,35 @@ export function parseCommandRequest(
         field: name,
       });
   }
-  const cwd = wire.cwd ?? parseSandboxContext(wire.sandbox)?.cwd ?? pathToFileURL(process.cwd()).href;
-  const parsed = parseParams('process/start', {
+  const cwd = wire.cwd ?? parseSandboxContext(wire.sandbox)?.cwd ?? launch.defaultCwd;
+  if (cwd === null) {
+    throw new FsError('invalid_params', 'a remote command needs a `cwd` (or a sandbox context with one)', {
+      field: 'cwd',
+    });
+  }
+  return {
     ...wire,
-    argv,
+    argv: [...argv],
     cwd,
     env: wire.env ?? {},
-    processId: 'library',
+    envPolicy: wire.envPolicy === undefined ? DEFAULT_ENV_POLICY : wire.envPolicy,
+    processId: launch.processId,
     tty: false,
-  });
-  return wire.envPolicy === undefined ? { ...parsed, envPolicy: DEFAULT_ENV_POLICY } : parsed;
+    pipeStdin: launch.pipeStdin,
+  };
+}
+
+/**
+ * The command's process/start params, parsed by that method's schema (strict: an unknown option is
+ * `invalid_params` naming the closest known one). Without a `cwd`, the command runs in the
+ * context's `cwd`, else in this process's working directory.
+ */
+export function parseCommandRequest(
+  argv: readonly string[],
+  wire: Omit<CommandRequest, 'argv'>,
+): ParsedParams<'process/start'> {
+  const launch = { processId: 'library', pipeStdin: false, defaultCwd: pathToFileURL(process.cwd()).href };
+  return parseParams('process/start', commandStartParams(argv, wire, launch));
 }
 
 /** `run`'s output bound: its `outputBytesCap` when given (at most the limit), else the limit. */

@@ -168,6 +168,16 @@ describe('ProcessTable', () => {
     processes.closeAll();
   });
 
+  it('closeStdin ends the stdin after the chunk: the command reads EOF', async () => {
+    const { processes, sent, closed } = table();
+    await start(processes, options('wc', 'wc -c', { pipeStdin: true }));
+    expect(processes.write('wc', Buffer.from('abc'))).toEqual({ status: 'accepted' });
+    expect(processes.write('wc', Buffer.from('de'), true)).toEqual({ status: 'accepted' });
+    await closed('wc');
+    expect(stdoutOf(sent, 'wc').trim()).toBe('5');
+    expect(processes.write('wc', Buffer.alloc(0), true)).toEqual({ status: 'stdinClosed' });
+  });
+
   it('a read with waitMs returns as soon as output comes', async () => {
     const { processes } = table();
     await start(processes, options('w', 'sleep 0.2; echo late'));

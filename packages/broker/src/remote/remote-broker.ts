@@ -8,6 +8,7 @@ import {
 } from '@fs-sandbox/policy';
 import { type Broker, type CallInfo, type CallOptions, type FsMethod, isFsMethod } from '../broker-api.js';
 import { routeFor } from '../core/routing.js';
+import { type RemoteCommands, remoteCommands } from './remote-commands.js';
 import { RpcClient } from './rpc-client.js';
 import { type StdioCommand, stdioTransport, webSocketTransport } from './transports.js';
 
@@ -15,9 +16,11 @@ import { type StdioCommand, stdioTransport, webSocketTransport } from './transpo
  * The typed `Broker` API of `createBroker`, served by a remote exec-server: moving a harness's file
  * operations to another machine is one line. Params go out as the wire has them (the server checks
  * them, once); file bytes come back as Buffers, as from the local broker; errors are the same
- * FsErrors, with `connection_lost` for a connection that ended.
+ * FsErrors, with `connection_lost` for a connection that ended. Commands (`run`, `spawn`) run on the
+ * server under its policy, as process/start runs them; a `cwd` (or a context's) is required, since
+ * this machine's working directory means nothing there.
  */
-export interface RemoteBroker extends Broker {
+export interface RemoteBroker extends Broker, RemoteCommands {
   /** What the server said about itself in the handshake (`environmentInfo` and all). */
   readonly serverInfo: unknown;
 }
@@ -77,6 +80,7 @@ async function open(client: RpcClient, clientName = DEFAULT_CLIENT_NAME): Promis
     async call(method, params, options) {
       return (await callWithInfo(method, params, options)).result;
     },
+    ...remoteCommands(client),
     async explainAccess(params) {
       // The server's answer: its trust gate and host decide, as they would for the real call.
       return (await client.request('fs/explainAccess', params)) as ResultOf<'fs/explainAccess'>;

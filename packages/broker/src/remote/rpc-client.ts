@@ -12,8 +12,13 @@ export interface MessageTransport {
   send(message: string): void;
   /** Called once per incoming message, and once with the reason when the transport ends. */
   start(handlers: { message(text: string): void; closed(reason: string): void }): void;
+  /** Stop reading incoming messages (the peer then feels back-pressure), and read again. */
+  pause(): void;
+  resume(): void;
   close(): Promise<void>;
 }
+
+type NotificationListener = (method: string, params: unknown) => void;
 
 interface Pending {
   method: string;
@@ -25,6 +30,8 @@ export class RpcClient {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private lost: FsError | null = null;
+  private readonly notificationListeners: NotificationListener[] = [];
+  private readonly lostListeners: ((error: FsError) => void)[] = [];
 
   constructor(
     private readonly transport: MessageTransport,
@@ -87,17 +94,39 @@ export class RpcClient {
     if (this.lost === null) this.transport.send(JSON.stringify({ jsonrpc: '2.0', method, params }));
   }
 
+  /** Told every notification the peer sends (a message with a method and no id). */
+  onNotification(listener: NotificationListener): void {
+    this.notificationListeners.push(listener);
+  }
+
+  /** Told once when the connection ends, with the error its waiting requests got. */
+  onLost(listener: (error: FsError) => void): void {
+    this.lostListeners.push(listener);
+  }
+
+  pauseReading(): void {
+    this.transport.pause();
+  }
+
+  resumeReading(): void {
+    this.transport.resume();
+  }
+
   async close(): Promise<void> {
     this.fail(new FsError('connection_lost', `the connection to ${this.peer} was closed by this client`));
     await this.transport.close();
   }
 
   private receive(text: string): void {
-    let message: { id?: unknown; result?: unknown; error?: unknown };
+    let message: { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
     try {
       message = JSON.parse(text) as typeof message;
     } catch {
       this.fail(connectionLost(this.peer, 'it sent a message that is not JSON'));
+      return;
+    }
+    if (message.id === undefined && typeof message.method === 'string') {
+      for (const listener of this.notificationListeners) listener(message.method, message.params);
       return;
     }
     if (typeof message.id !== 'number') return;
@@ -108,8 +137,10 @@ export class RpcClient {
   }
 
   private fail(error: FsError): void {
+    const first = this.lost === null;
     this.lost ??= error;
     for (const pending of [...this.pending.values()]) pending.reject(this.lost);
+    if (first) for (const listener of this.lostListeners) listener(this.lost);
   }
 }
 

@@ -38,6 +38,8 @@ export function webSocketTransport(url: string, token: string | undefined): Mess
       });
       socket.on('close', () => handlers.closed(why ?? 'the server closed the connection'));
     },
+    pause: () => socket.pause(),
+    resume: () => socket.resume(),
     async close() {
       if (socket.readyState === WebSocket.CLOSED) return;
       await new Promise<void>((resolve) => {
@@ -88,6 +90,8 @@ export function stdioTransport(command: StdioCommand): MessageTransport {
         handlers.closed(why);
       });
     },
+    pause: () => child.stdout?.pause(),
+    resume: () => child.stdout?.resume(),
     async close() {
       child.stdin?.end();
       await exited;

@@ -18,7 +18,6 @@ import {
   surfaceName,
   surfaceRule,
 } from '@fs-sandbox/policy/core';
-import * as host from './host-reads.js';
 import { GIT_FILE_PROBE } from './path-guard.js';
 
 /**

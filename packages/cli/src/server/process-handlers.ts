@@ -85,7 +85,11 @@ async function readProcess(params: unknown, context: ServerCallContext): Promise
 
 async function writeProcess(params: unknown, context: ServerCallContext): Promise<unknown> {
   const request = parse('process/write', params);
-  return context.processes.write(request.processId, Buffer.from(request.chunk, 'base64'));
+  return context.processes.write(
+    request.processId,
+    Buffer.from(request.chunk, 'base64'),
+    request.closeStdin === true,
+  );
 }
 
 async function signalProcess(params: unknown, context: ServerCallContext): Promise<unknown> {

@@ -165,11 +165,14 @@ export class ProcessTable {
     };
   }
 
-  write(processId: string, bytes: Buffer): WireResultOf<'process/write'> {
+  /** Queues `bytes` for the command's stdin, then (with `closeStdin`) ends it. */
+  write(processId: string, bytes: Buffer, closeStdin = false): WireResultOf<'process/write'> {
     const entry = this.entries.get(processId);
     if (entry === undefined) return { status: 'unknownProcess' };
     if (entry.command === null) return { status: 'starting' };
-    return { status: entry.command.write(bytes) };
+    const status = entry.command.write(bytes);
+    if (closeStdin && status === 'accepted') entry.command.closeStdin();
+    return { status };
   }
 
   /** Kills the process tree; `running` says whether it was still running. */

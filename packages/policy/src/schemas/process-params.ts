@@ -70,6 +70,11 @@ export const processWriteParamsSchema = z.strictObject({
   /** Base64 bytes for the command's stdin. */
   chunk: z.base64(),
   writeId: z.string(),
+  /**
+   * Beyond the reference (whose wire cannot end a stdin): after `chunk`, the command's stdin is
+   * closed and it reads EOF. The library's remote commands send it when their stdin ends.
+   */
+  closeStdin: z.boolean().optional(),
 });
 
 export const processSignalParamsSchema = z.strictObject({
