@@ -31,6 +31,7 @@ export { PROXY_PORTS } from './network/sandbox-listeners.js';
 export { POOL_DEFAULTS, POOL_MAXIMUMS } from './pool/pool-options.js';
 export { LineSplitter } from './remote/line-splitter.js';
 export { CommandProcess, type CommandStartOptions, type CommandStream } from './runner/command-process.js';
+export { OutputCap } from './runner/output-cap.js';
 export {
   DEFAULT_MAX_PROCESSES,
   describeProcessBound,

@@ -16,6 +16,7 @@ import {
   runOutputCap,
   type SpawnedCommand,
 } from '../command-api.js';
+import { deferredExit, OutputCap } from '../runner/output-cap.js';
 import { runCommand } from '../runner/spawned-command.js';
 import type { RpcClient } from './rpc-client.js';
 
@@ -103,20 +104,14 @@ export function remoteCommands(client: RpcClient): RemoteCommands {
       stdout: new PassThrough({ highWaterMark: OUTPUT_BUFFER_BYTES }),
       stderr: new PassThrough({ highWaterMark: OUTPUT_BUFFER_BYTES }),
     };
-    const cap = params.outputBytesCap ?? null;
-    let delivered = 0;
+    // The cap is kept here too: a server without the extension (the Codex exec-server) sends all.
+    const cap = new OutputCap(params.outputBytesCap ?? null);
+    let capReported = false;
     let exitCode: number | null = null;
     let timedOut = false;
-    let capReached = false;
     let sandboxed = false;
     let ended = false;
-    let settle: (exit: CommandExit) => void = () => {};
-    let fail: (error: FsError) => void = () => {};
-    const exited = new Promise<CommandExit>((resolve, reject) => {
-      settle = resolve;
-      fail = reject;
-    });
-    exited.catch(() => {});
+    const { exited, settle, fail } = deferredExit<CommandExit>();
     const finish = (error: FsError | null) => {
       if (ended) return;
       ended = true;
@@ -126,7 +121,7 @@ export function remoteCommands(client: RpcClient): RemoteCommands {
       streams.stderr.end();
       if (error !== null) fail(error);
       // A command killed by a signal is reported by the server as 128 + the signal.
-      else settle({ exitCode: exitCode ?? 1, timedOut, capReached, sandboxed });
+      else settle({ exitCode: exitCode ?? 1, timedOut, capReached: capReported || cap.reached, sandboxed });
     };
     const kill = () => {
       if (!ended) client.request('process/terminate', { processId }).catch(() => {});
@@ -141,14 +136,8 @@ export function remoteCommands(client: RpcClient): RemoteCommands {
       notified(method, params) {
         if (method === 'process/output') {
           const output = params as ExecServerNotification['process/output'];
-          if (output.capReached === true) capReached = true;
-          // The cap is kept here too: a server without the extension (the Codex exec-server) sends all.
-          let chunk = Buffer.from(output.chunk, 'base64');
-          if (cap !== null && delivered + chunk.length >= cap) {
-            chunk = chunk.subarray(0, Math.max(0, cap - delivered));
-            capReached = true;
-          }
-          delivered += chunk.length;
+          if (output.capReached === true) capReported = true;
+          const chunk = cap.take(Buffer.from(output.chunk, 'base64'));
           const stream = output.stream === 'stderr' ? streams.stderr : streams.stdout;
           if (chunk.length > 0 && !stream.write(chunk)) {
             hold();

@@ -4,6 +4,7 @@ import type { CommandLaunchSpec } from '../backends/backend.js';
 import type { CommandExit, SpawnedCommand } from '../command-api.js';
 import type { NetworkEventListener } from '../network/network-event.js';
 import { CommandProcess, type CommandStream } from './command-process.js';
+import { deferredExit, OutputCap } from './output-cap.js';
 
 export interface StartCommandOptions {
   stdin: 'pipe' | 'ignore' | Stream;
@@ -30,19 +31,11 @@ export async function startCommand(
     stderr: new PassThrough(),
   };
   const waiting = new Set<CommandStream>();
-  let delivered = 0;
-  let capReached = false;
+  const cap = new OutputCap(options.outputBytesCap);
   let timedOut = false;
   let cancelled = false;
   let exitCode = 0;
-  let settle: (exit: CommandExit) => void = () => {};
-  let fail: (error: FsError) => void = () => {};
-  const exited = new Promise<CommandExit>((resolve, reject) => {
-    settle = resolve;
-    fail = reject;
-  });
-  // A caller that only awaits `run` never sees `exited` itself.
-  exited.catch(() => {});
+  const { exited, settle, fail } = deferredExit<CommandExit>();
   let timer: NodeJS.Timeout | undefined;
   const onAbort = () => {
     cancelled = true;
@@ -50,13 +43,7 @@ export async function startCommand(
   };
   const command = await CommandProcess.start(launch, options.stdin, {
     output(stream, data) {
-      if (capReached) return;
-      let chunk = data;
-      if (options.outputBytesCap !== null && delivered + chunk.length >= options.outputBytesCap) {
-        chunk = chunk.subarray(0, options.outputBytesCap - delivered);
-        capReached = true;
-      }
-      delivered += chunk.length;
+      const chunk = cap.take(data);
       if (chunk.length > 0 && !streams[stream].write(chunk)) {
         waiting.add(stream);
         command.pause();
@@ -76,7 +63,7 @@ export async function startCommand(
       streams.stdout.end();
       streams.stderr.end();
       if (cancelled) fail(commandCancelled());
-      else settle({ exitCode, timedOut, capReached, sandboxed: launch.sandboxProgram !== null });
+      else settle({ exitCode, timedOut, capReached: cap.reached, sandboxed: launch.sandboxProgram !== null });
     },
   });
   if (options.timeoutMs !== null) {

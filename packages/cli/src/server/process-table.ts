@@ -3,6 +3,7 @@ import {
   CommandProcess,
   type CommandStream,
   type NetworkEvent,
+  OutputCap,
 } from '@fs-sandbox/broker/internal';
 import { type ExecServerNotification, FsError, LIMITS, type WireResultOf } from '@fs-sandbox/policy';
 
@@ -35,18 +36,20 @@ class ProcessEntry {
   command: CommandProcess | null = null;
   exitCode: number | null = null;
   closed = false;
-  capReached = false;
   timedOut = false;
-  delivered = 0;
   retained: RetainedChunk[] = [];
   retainedBytes = 0;
   timer: NodeJS.Timeout | null = null;
   waiters = new Set<() => void>();
 
+  readonly cap: OutputCap;
+
   constructor(
     readonly id: string,
-    readonly cap: number | null,
-  ) {}
+    outputBytesCap: number | null,
+  ) {
+    this.cap = new OutputCap(outputBytesCap);
+  }
 
   get exited(): boolean {
     return this.exitCode !== null;
@@ -160,7 +163,7 @@ export class ProcessTable {
       closed: entry.closed,
       failure: null,
       sandboxDenied: false,
-      capReached: entry.capReached,
+      capReached: entry.cap.reached,
       timedOut: entry.timedOut,
     };
   }
@@ -211,13 +214,8 @@ export class ProcessTable {
   }
 
   private onOutput(entry: ProcessEntry, stream: CommandStream, data: Buffer): void {
-    if (entry.capReached) return;
-    let chunk = data;
-    if (entry.cap !== null && entry.delivered + chunk.length >= entry.cap) {
-      chunk = chunk.subarray(0, entry.cap - entry.delivered);
-      entry.capReached = true;
-    }
-    entry.delivered += chunk.length;
+    if (entry.cap.reached) return;
+    const chunk = entry.cap.take(data);
     entry.seq += 1;
     entry.retained.push({ seq: entry.seq, stream, chunk });
     entry.retainedBytes += chunk.length;
@@ -230,7 +228,7 @@ export class ProcessTable {
       stream,
       chunk: chunk.toString('base64'),
       // Present only once the cap cut the output, as the reference writes it.
-      ...(entry.capReached ? { capReached: true } : {}),
+      ...(entry.cap.reached ? { capReached: true } : {}),
     });
     if (!this.notifier.hasRoom()) for (const other of this.entries.values()) other.command?.pause();
     entry.wake();
