@@ -1,4 +1,4 @@
-import { chmod, lchown, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { chmod, lchown, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -161,6 +161,20 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     );
     expect(done.code, done.stderr).toBe(0);
     expectOnlyNamed(done.stdout, [inReadRoot, onDisk], inWorkspace);
+  });
+
+  it('run --policy FILE whose profile names unix_sockets: the same', async () => {
+    const policy = join(ws, 'fs-sandbox.toml');
+    await writeFile(
+      policy,
+      `[profiles.relay]\nread_roots = ["${readDir}"]\nunix_sockets = ["${named.path}"]\n`,
+    );
+    const done = await run(
+      ['--policy', policy, '--profile', 'relay'],
+      [named.path, inReadRoot.path, inWorkspace.path],
+    );
+    expect(done.code, done.stderr).toBe(0);
+    expectOnlyNamed(done.stdout, [inReadRoot], inWorkspace);
   });
 
   it('refuses a named socket the command could re-point: in the workspace, or through a link there', async () => {

@@ -28,6 +28,7 @@ deny = [".env", "**/*.pem"]
 allow_domains = ["registry.npmjs.org"]
 protect = [".vscode/tasks.json"]
 allow_nested_repositories = ["vendor"]
+unix_sockets = ["../run/agent.sock"]
 
 [profiles.review]
 sandbox_mode = "read-only"
@@ -87,6 +88,7 @@ describe('a policy file profile as the context', () => {
     expect(permissions).toMatchObject({
       network: 'restricted',
       network_domains: { allow: ['registry.npmjs.org'], deny: [] },
+      unix_sockets: [u(join(SCRATCH, 'run', 'agent.sock'))],
     });
     expect(context.executableSurface).toEqual({
       protect: ['.vscode/tasks.json'],
@@ -125,6 +127,23 @@ describe('a policy file profile as the context', () => {
     );
     expect(enabled?.permissions).toMatchObject({ network: 'enabled' });
     expect(enabled?.permissions).not.toHaveProperty('network_domains');
+    // --network takes the file's sockets with it (no namespace to relay into); --allow-unix-socket
+    // replaces them; --allow-domain keeps them.
+    expect(enabled?.permissions).not.toHaveProperty('unix_sockets');
+    const other = join(SCRATCH, 'other.sock');
+    const flagged = withNetworkFlags(context, {
+      network: false,
+      allowDomain: [],
+      denyDomain: [],
+      allowUnixSocket: [other],
+    });
+    expect(flagged?.permissions).toMatchObject({ unix_sockets: [u(other)] });
+    const domains = withNetworkFlags(context, {
+      network: false,
+      allowDomain: ['example.com'],
+      denyDomain: [],
+    });
+    expect(domains?.permissions).toMatchObject({ unix_sockets: [u(join(SCRATCH, 'run', 'agent.sock'))] });
   });
 
   it('keeps --profile unambiguous: built-in names are the built-in profiles', () => {
@@ -214,6 +233,13 @@ describe('errors name the file, the line and the key', () => {
       1,
       'default_profile',
       /no profile "x"/,
+    ],
+    [
+      'a relayed socket beside the host network',
+      '[profiles.dev]\nnetwork = true\nunix_sockets = ["/run/x.sock"]\n',
+      3,
+      'profiles.dev.unix_sockets',
+      /own network/,
     ],
     ['a syntax error', '[profiles.dev]\ndeny = [".env"\n', 3, null, /./],
   ];

@@ -67,9 +67,18 @@ export interface PolicyProfile {
   readRoots: Located<string>[];
   /** Absolute native paths, or absolute globs. */
   deny: Located<string>[];
-  /** As the network flags say it: `network = true`, or the domains' allowlist; undefined for none. */
+  /**
+   * As the network flags say it: `network = true`, or the domains' allowlist, and the host unix
+   * sockets relayed to commands (absolute native paths); undefined for none of them.
+   */
   network:
-    | { network: boolean; allowDomain: string[]; denyDomain: string[]; source: PolicySource }
+    | {
+        network: boolean;
+        allowDomain: string[];
+        denyDomain: string[];
+        allowUnixSocket: string[];
+        source: PolicySource;
+      }
     | undefined;
   protect: string[];
   /** Absolute native directories. */
@@ -102,6 +111,10 @@ const profileSchema = z
     network: z.boolean().optional(),
     allow_domains: networkEntries.optional(),
     deny_domains: networkEntries.optional(),
+    unix_sockets: z
+      .array(nonEmptyPath)
+      .max(LIMITS.unixSocketMaxEntries, `at most ${LIMITS.unixSocketMaxEntries} unix sockets`)
+      .optional(),
     protect: z
       .array(
         z.string().superRefine((path, ctx) => {
@@ -128,6 +141,13 @@ const profileSchema = z
         path: ['network'],
         message:
           'network = true gives the whole network; allow_domains and deny_domains narrow none to some hosts: use one or the other',
+      });
+    if (profile.network === true && (profile.unix_sockets?.length ?? 0) > 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['unix_sockets'],
+        message:
+          "unix_sockets are relayed into the command's own network, and network = true gives it the host's: use allow_domains for its network instead",
       });
     if (profile.deny_domains !== undefined && profile.allow_domains === undefined)
       ctx.addIssue({
@@ -235,6 +255,7 @@ export class PolicyFile {
       (profile[key] ?? []).map((value, index) => ({ value: map(value), source: at(key, index) }));
     const deny = located('deny', (value) => absoluteDeny(directory, value));
     const domains = profile.allow_domains !== undefined;
+    const sockets = (profile.unix_sockets ?? []).map((path) => resolve(directory, path));
     // A glob is checked here, where its line is known, not first when the sandbox is built.
     for (const { value, source } of deny)
       if (GLOB_CHARACTERS.test(value)) {
@@ -253,12 +274,13 @@ export class PolicyFile {
       readRoots: located('read_roots', (path) => resolve(directory, path)),
       deny,
       network:
-        profile.network === true || domains
+        profile.network === true || domains || sockets.length > 0
           ? {
               network: profile.network === true,
               allowDomain: profile.allow_domains ?? [],
               denyDomain: profile.deny_domains ?? [],
-              source: at(domains ? 'allow_domains' : 'network'),
+              allowUnixSocket: sockets,
+              source: at(domains ? 'allow_domains' : profile.network === true ? 'network' : 'unix_sockets'),
             }
           : undefined,
       protect: profile.protect ?? [],
