@@ -120,9 +120,73 @@ describe('process/* under bwrap (real server)', () => {
       status: 'stdinClosed',
     });
     expect((await start(serve, 'e', [])).error?.message).toBe('argv must not be empty');
-    expect((await start(serve, 't', ['/bin/true'], { tty: true })).error?.data.errorKind).toBe(
-      'invalid_params',
+    const sizeWithoutTty = await start(serve, 't', ['/bin/true'], { size: { rows: 2, cols: 2 } });
+    expect(sizeWithoutTty.error?.message).toBe('process/start size requires tty: true');
+    expect(sizeWithoutTty.error?.data.errorKind).toBe('invalid_params');
+    await serve.stop();
+  });
+
+  it('tty: true runs the command on a terminal of its own inside the sandbox, of the given size', async () => {
+    const serve = ServeProcess.start();
+    const init = await serve.handshake();
+    expect(init.result?.environmentInfo).toMatchObject({ capabilities: { processTty: true } });
+    const script = [
+      '[ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo on-a-terminal',
+      'stty size',
+      // Only its own devpts: no terminal outside to push keystrokes into (TIOCSTI).
+      'echo pts: $(ls /dev/pts)',
+      'read line',
+      'echo "got:$line"',
+      `echo pwned > ${outside}/tty.txt; echo "write outside: $?"`,
+      `cat ${secret}; echo "read denied: $?"`,
+      'exit 5',
+    ].join('; ');
+    const reply = await start(serve, 'tty', ['/bin/sh', '-c', script], {
+      tty: true,
+      size: { rows: 7, cols: 33 },
+    });
+    expect(reply.result).toEqual({ processId: 'tty', sandboxType: 'linuxSeccomp' });
+    await waitFor(
+      async () => (serve.rawLines.some((line) => line.includes('"process/output"')) ? true : undefined),
+      20_000,
+      'the terminal to show output',
     );
+    // No pipeStdin: a terminal's input is always open, as the reference's.
+    const write = await serve.request('process/write', {
+      processId: 'tty',
+      chunk: Buffer.from('hello\n').toString('base64'),
+      writeId: 'w',
+    });
+    expect(write.result).toEqual({ status: 'accepted' });
+    const done = await until(serve, 'tty');
+    expect(done.exitCode).toBe(5);
+    expect([done.stdout, done.stderr]).toEqual(['', '']);
+    // The terminal's own line endings (onlcr), and its echo of what was typed.
+    const lines = done.pty.split('\r\n');
+    expect(lines).toContain('on-a-terminal');
+    expect(lines).toContain('7 33');
+    expect(lines).toContain('pts: 0 ptmx');
+    expect(lines).toContain('hello');
+    expect(lines).toContain('got:hello');
+    expect(lines.find((line) => line.startsWith('write outside:'))).not.toBe('write outside: 0');
+    expect(lines.find((line) => line.startsWith('read denied:'))).not.toBe('read denied: 0');
+    expect(done.pty).not.toContain('top secret');
+    expect(await readdir(outside)).toEqual([]);
+    // Without a size: the reference's 24 rows of 80 columns; closeStdin types the end of file.
+    const from = serve.rawLines.length;
+    await start(serve, 'tty2', ['/bin/sh', '-c', 'stty size; cat; echo cat-ended'], { tty: true });
+    const ended = await serve.request('process/write', {
+      processId: 'tty2',
+      chunk: Buffer.from('abc\n').toString('base64'),
+      writeId: 'w',
+      closeStdin: true,
+    });
+    expect(ended.result).toEqual({ status: 'accepted' });
+    const second = await until(serve, 'tty2', from);
+    expect(second.exitCode).toBe(0);
+    // The echo of the typed line may come before or after `stty size`'s line.
+    expect(second.pty.split('\r\n').filter((line) => line !== 'abc')).toEqual(['24 80', 'cat-ended', '']);
+    expect(second.pty.split('\r\n').filter((line) => line === 'abc')).toHaveLength(2);
     await serve.stop();
   });
 

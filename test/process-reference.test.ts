@@ -122,6 +122,15 @@ function eventsOf(serve: ServeProcess, processId: string): unknown[] {
   return [...outputs, ...ends];
 }
 
+/** A process's output so far, every stream's bytes in order. */
+function outputOf(serve: ServeProcess, processId: string): string {
+  return serve.rawLines
+    .map((line) => JSON.parse(line) as { method?: string; params?: Record<string, unknown> })
+    .filter((m) => m.method === 'process/output' && m.params?.processId === processId)
+    .map((m) => Buffer.from(String(m.params?.chunk), 'base64').toString())
+    .join('');
+}
+
 async function closedNotification(serve: ServeProcess, processId: string, count = 1): Promise<void> {
   const closes = () =>
     serve.rawLines.filter(
@@ -212,19 +221,74 @@ async function transcript(peer: Peer): Promise<Record<string, unknown>> {
   await closedNotification(serve, 'p6');
   await call('write without stdin', 'process/write', { processId: 'p6', chunk: 'aA==', writeId: 'w' });
   await call('environment/status', 'environment/status', {});
+
+  const onTerminal =
+    '[ -t 0 ] && [ -t 1 ] && echo on-a-terminal; stty size; read line; echo "got:$line"; exit 2';
+  await call(
+    'start on a terminal',
+    'process/start',
+    start('p7', ['/bin/sh', '-c', onTerminal], { tty: true }),
+  );
+  for (let i = 0; i < 500 && !outputOf(serve, 'p7').includes('24 80'); i++)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  // No pipeStdin: a terminal's input is open all the same.
+  await call('type on the terminal', 'process/write', {
+    processId: 'p7',
+    chunk: Buffer.from('hello\n').toString('base64'),
+    writeId: 'w',
+  });
+  if ('result' in (steps['start on a terminal'] as Answer)) await closedNotification(serve, 'p7');
   if (restarted) await closedNotification(serve, 'p1', 2);
 
-  for (const id of ['p1', 'p2', 'p3', 'p6']) steps[`notifications of ${id}`] = eventsOf(serve, id);
+  for (const id of ['p1', 'p2', 'p3', 'p6', 'p7']) steps[`notifications of ${id}`] = eventsOf(serve, id);
   serve.child.stdin.end();
   await serve.exited;
   return steps;
 }
+
+/** What the reference's terminal shows for `onTerminal` (its echo of the typed line included). */
+const TERMINAL_EVENTS = [
+  {
+    method: 'process/output',
+    processId: 'p7',
+    stream: 'pty',
+    text: 'on-a-terminal\r\n24 80\r\nhello\r\ngot:hello\r\n',
+  },
+  { method: 'process/exited', processId: 'p7', exitCode: 2, sandboxDenied: false },
+  { method: 'process/closed', processId: 'p7' },
+];
+const UNSANDBOXED_TERMINAL =
+  'a terminal is allocated inside the sandbox only (its own devpts and session), so a command the context runs unsandboxed gets none';
 
 /** Where ours answers differently on purpose: both answers, and why. */
 const DIFFERENCES: Record<
   string,
   { why: string; reference: unknown; ours: unknown; oursUnderBwrap?: unknown }
 > = {
+  'start on a terminal': {
+    why: UNSANDBOXED_TERMINAL,
+    reference: { result: { processId: 'p7', sandboxType: 'none' } },
+    ours: {
+      error: {
+        code: -32603,
+        message: 'a terminal is given to sandboxed commands only',
+        kind: 'ttyUnavailable',
+      },
+    },
+    oursUnderBwrap: { result: { processId: 'p7', sandboxType: 'linuxSeccomp' } },
+  },
+  'type on the terminal': {
+    why: UNSANDBOXED_TERMINAL,
+    reference: { result: { status: 'accepted' } },
+    ours: { result: { status: 'unknownProcess' } },
+    oursUnderBwrap: { result: { status: 'accepted' } },
+  },
+  'notifications of p7': {
+    why: UNSANDBOXED_TERMINAL,
+    reference: TERMINAL_EVENTS,
+    ours: [],
+    oursUnderBwrap: TERMINAL_EVENTS,
+  },
   'write stdin after exit': {
     why: 'the reference accepts bytes nobody will read; ours says the stdin is gone (the process exited)',
     reference: { result: { status: 'accepted' } },
@@ -281,6 +345,7 @@ const SANDBOXED_STARTS = [
   'start a long one',
   'start p3',
   'start without stdin',
+  'start on a terminal',
 ];
 
 describe.skipIf(REFERENCE === null)(

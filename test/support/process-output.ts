@@ -7,6 +7,8 @@ const NOTIFICATION_SCHEMAS = notificationSchemasOf(METHOD_TABLE);
 export interface FinishedProcess {
   stdout: string;
   stderr: string;
+  /** A terminal's one stream (`tty: true`). */
+  pty: string;
   exitCode: number;
   notifications: Array<{ method: string; params: Record<string, unknown> }>;
 }
@@ -45,6 +47,7 @@ export async function processFinished(
       return {
         stdout: text('stdout'),
         stderr: text('stderr'),
+        pty: text('pty'),
         exitCode: exited?.params.exitCode as number,
         notifications,
       };

@@ -39,6 +39,7 @@ function options(processId: string, script: string, extra: Partial<StartOptions>
     processId,
     launch: shell(script),
     pipeStdin: false,
+    tty: false,
     outputBytesCap: null,
     timeoutMs: null,
     ...extra,
@@ -130,6 +131,22 @@ describe('ProcessTable', () => {
     expect(first.chunks).toHaveLength(1);
     expect(first.nextSeq).toBe((first.chunks[0]?.seq as number) + 1);
     expect((await processes.read('big', first.nextSeq - 1, 1, 0)).chunks[0]?.seq).toBe(first.nextSeq);
+  });
+
+  it('a terminal process: its stdin is writable without pipeStdin and carries frames, its output is `pty`', async () => {
+    const { processes, sent, closed } = table();
+    // The launch stands in for the sandbox's terminal launcher: it shows the bytes that reach it.
+    await start(
+      processes,
+      options('t', 'head -c 7 | od -An -tx1 | tr -d " \\n"; echo err >&2', { tty: true }),
+    );
+    expect(processes.write('t', Buffer.from('hi')).status).toBe('accepted');
+    await closed('t');
+    const outputs = sent.filter((n) => n.method === 'process/output');
+    expect(new Set(outputs.map((n) => n.params.stream))).toEqual(new Set(['pty']));
+    // One input frame: type 0, length 2 (big-endian), the bytes.
+    expect(stdoutOf(sent, 't')).toBe('00000000026869err\n');
+    expect(processes.write('t', Buffer.from('late')).status).toBe('stdinClosed');
   });
 
   it('cuts output at outputBytesCap and says capReached', async () => {

@@ -16,7 +16,7 @@ describe('handshake', () => {
       writeFileModes: true,
       errorKinds: true,
       processes: true,
-      processTty: false,
+      processTty: true,
     });
     // Replies omit "jsonrpc" and put id first, like the reference.
     expect(client.rawLines[0]?.startsWith('{"id":1,"result":{"sessionId":"')).toBe(true);

@@ -412,7 +412,8 @@ export const METHOD_TABLE = {
     paths: {},
   },
   'process/write': {
-    summary: "Write bytes to a command's stdin (started with `pipeStdin: true`).",
+    summary:
+      "Write bytes to a command's stdin (started with `pipeStdin: true`) or its terminal (`tty: true`).",
     params: processParams.processWriteParamsSchema,
     result: processResults.processWriteResultSchema,
     answeredBy: 'server',

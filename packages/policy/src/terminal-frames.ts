@@ -26,3 +26,14 @@ export function encodeTerminalFrame(type: number, payload: Uint8Array): Buffer {
   frame.set(payload, TERMINAL_FRAME_HEADER_BYTES);
   return frame;
 }
+
+/** Bytes typed into a terminal, as frames the launcher accepts (each at most TERMINAL_FRAME_MAX_BYTES). */
+export function terminalInputFrames(bytes: Buffer): Buffer[] {
+  const frames: Buffer[] = [];
+  for (let start = 0; start < bytes.length; start += TERMINAL_FRAME_MAX_BYTES) {
+    frames.push(
+      encodeTerminalFrame(TERMINAL_FRAME.input, bytes.subarray(start, start + TERMINAL_FRAME_MAX_BYTES)),
+    );
+  }
+  return frames;
+}

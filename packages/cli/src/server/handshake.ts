@@ -50,7 +50,7 @@ export function describeEnvironment(cwd: string = process.cwd()): EnvironmentInf
       writeFileModes: true,
       errorKinds: true,
       processes: true,
-      processTty: false,
+      processTty: true,
     },
   };
 }

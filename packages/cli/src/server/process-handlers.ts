@@ -28,21 +28,17 @@ const SANDBOX_TYPE: Record<
   'restricted-token': 'windowsRestrictedToken',
 };
 
+/** The terminal's size when the request names none: the reference's (it takes no size). */
+const DEFAULT_TERMINAL = { rows: 24, cols: 80 };
+
 async function startProcess(
   params: unknown,
   context: ServerCallContext,
 ): Promise<WireResultOf<'process/start'>> {
   const request = parse('process/start', params);
   context.facts.paths = [(params as { cwd: unknown }).cwd];
-  if (request.tty) {
-    throw new FsError(
-      'invalid_params',
-      'tty is not supported by this executor (no pseudo-terminal); start the command with tty: false',
-      {
-        kind: 'spawnFailed',
-      },
-    );
-  }
+  if (request.size != null && !request.tty)
+    throw new FsError('invalid_params', 'process/start size requires tty: true', { kind: 'spawnFailed' });
   if (request.arg0 != null && request.arg0 !== request.argv[0]) {
     throw new FsError('invalid_params', 'arg0 other than argv[0] is not supported by this executor', {
       kind: 'spawnFailed',
@@ -57,12 +53,14 @@ async function startProcess(
       env: request.env,
       envPolicy: request.envPolicy,
       managedNetwork: { enforce: request.enforceManagedNetwork, context: request.managedNetwork ?? null },
+      terminal: request.tty ? (request.size ?? DEFAULT_TERMINAL) : null,
     });
     context.facts.sandboxed = launch.backend !== null;
     await processes.start({
       processId: request.processId,
       launch,
       pipeStdin: request.pipeStdin,
+      tty: request.tty,
       outputBytesCap: request.outputBytesCap ?? null,
       timeoutMs: request.timeoutMs ?? null,
     });

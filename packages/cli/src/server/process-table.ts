@@ -5,7 +5,15 @@ import {
   type NetworkEvent,
   OutputCap,
 } from '@fs-sandbox/broker/internal';
-import { type ExecServerNotification, FsError, LIMITS, type WireResultOf } from '@fs-sandbox/policy';
+import {
+  type ExecServerNotification,
+  encodeTerminalFrame,
+  FsError,
+  LIMITS,
+  TERMINAL_FRAME,
+  terminalInputFrames,
+  type WireResultOf,
+} from '@fs-sandbox/policy';
 
 /** How the table reaches its client: notifications, and whether the unsent output still has room. */
 export interface ProcessNotifier {
@@ -20,13 +28,21 @@ export interface StartOptions {
   processId: string;
   launch: CommandLaunchSpec;
   pipeStdin: boolean;
+  /**
+   * The launch runs the command on a terminal (`prepareCommand`'s `terminal`): its stdin is then
+   * always writable, as the reference's, and carries the launcher's frames.
+   */
+  tty: boolean;
   outputBytesCap: number | null;
   timeoutMs: number | null;
 }
 
+/** `pty`: a terminal's one stream (its stdout and the launcher's stderr alike), as the reference names it. */
+type OutputStream = CommandStream | 'pty';
+
 interface RetainedChunk {
   seq: number;
-  stream: CommandStream;
+  stream: OutputStream;
   chunk: Buffer;
 }
 
@@ -47,6 +63,7 @@ class ProcessEntry {
   constructor(
     readonly id: string,
     outputBytesCap: number | null,
+    readonly tty: boolean,
   ) {
     this.cap = new OutputCap(outputBytesCap);
   }
@@ -89,7 +106,7 @@ export class ProcessTable {
         `too many processes on this connection (at most ${LIMITS.processesPerConnection} running); wait for one to exit`,
       );
     }
-    const entry = new ProcessEntry(processId, null);
+    const entry = new ProcessEntry(processId, null, false);
     this.entries.set(processId, entry);
   }
 
@@ -100,11 +117,12 @@ export class ProcessTable {
   }
 
   async start(options: StartOptions): Promise<void> {
-    const entry = new ProcessEntry(options.processId, options.outputBytesCap);
+    const entry = new ProcessEntry(options.processId, options.outputBytesCap, options.tty);
     this.entries.set(options.processId, entry);
+    const stdin = options.pipeStdin || options.tty ? 'pipe' : 'ignore';
     try {
-      entry.command = await CommandProcess.start(options.launch, options.pipeStdin ? 'pipe' : 'ignore', {
-        output: (stream, chunk) => this.onOutput(entry, stream, chunk),
+      entry.command = await CommandProcess.start(options.launch, stdin, {
+        output: (stream, chunk) => this.onOutput(entry, options.tty ? 'pty' : stream, chunk),
         exit: (exitCode) => this.onExit(entry, exitCode),
         closed: () => this.onClosed(entry),
         network: (event) => this.notifier.network?.(options.processId, event),
@@ -172,10 +190,20 @@ export class ProcessTable {
   write(processId: string, bytes: Buffer, closeStdin = false): WireResultOf<'process/write'> {
     const entry = this.entries.get(processId);
     if (entry === undefined) return { status: 'unknownProcess' };
-    if (entry.command === null) return { status: 'starting' };
-    const status = entry.command.write(bytes);
-    if (closeStdin && status === 'accepted') entry.command.closeStdin();
-    return { status };
+    const { command } = entry;
+    if (command === null) return { status: 'starting' };
+    if (!entry.tty) {
+      const status = command.write(bytes);
+      if (closeStdin && status === 'accepted') command.closeStdin();
+      return { status };
+    }
+    // A terminal's input travels in the launcher's frames, and its end is the terminal's
+    // end-of-file character (^D), as a terminal's user ends it: the launcher's pipe stays open.
+    const frames = terminalInputFrames(bytes);
+    if (closeStdin) frames.push(encodeTerminalFrame(TERMINAL_FRAME.endOfInput, Buffer.alloc(0)));
+    for (const frame of frames.length > 0 ? frames : [bytes])
+      if (command.write(frame) === 'stdinClosed') return { status: 'stdinClosed' };
+    return { status: 'accepted' };
   }
 
   /** Kills the process tree; `running` says whether it was still running. */
@@ -213,7 +241,7 @@ export class ProcessTable {
     return entry;
   }
 
-  private onOutput(entry: ProcessEntry, stream: CommandStream, data: Buffer): void {
+  private onOutput(entry: ProcessEntry, stream: OutputStream, data: Buffer): void {
     if (entry.cap.reached) return;
     const chunk = entry.cap.take(data);
     entry.seq += 1;

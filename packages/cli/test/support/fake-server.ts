@@ -256,7 +256,7 @@ export function makeServer(options: Partial<ServerOptions> & { broker?: ServerBr
         writeFileModes: true,
         errorKinds: true,
         processes: true,
-        processTty: false,
+        processTty: true,
       },
     },
     ...options,

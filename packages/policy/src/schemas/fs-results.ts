@@ -176,8 +176,11 @@ export const serverCapabilitiesSchema = z.object({
   errorKinds: z.literal(true),
   /** process/* runs commands in the request's sandbox. */
   processes: z.literal(true),
-  /** `tty: true` is refused: no pseudo-terminal (see the README, "Commands"). */
-  processTty: z.literal(false),
+  /**
+   * process/start takes `tty: true`: the command runs on a pseudo-terminal allocated inside its
+   * sandbox (needs bwrap and the Bun helper; elsewhere the start is refused, typed).
+   */
+  processTty: z.literal(true),
 });
 
 /** What `initialize` answers: only the fields and capabilities this server can honestly claim. */

@@ -24,6 +24,9 @@ export const execEnvPolicySchema = z.strictObject({
 
 const positiveInt = z.number().int().positive();
 
+/** A terminal dimension: what the kernel's winsize holds (16 bits), never 0. */
+const terminalDimension = positiveInt.max(65_535);
+
 /**
  * The reference's `ManagedNetworkSandboxContext`: the loopback ports of the client's own proxy,
  * which the command must still reach when `enforceManagedNetwork` is set, and whether it may bind
@@ -56,6 +59,11 @@ export const processStartParamsSchema = z.strictObject({
   /** Beyond the reference (as the app-server's `command/exec` names them). */
   outputBytesCap: positiveInt.nullish(),
   timeoutMs: positiveInt.max(LIMITS.processMaxTimeoutMs).nullish(),
+  /**
+   * Beyond the reference: the terminal's size with `tty: true` (the reference's is always 24 rows
+   * of 80 columns, which is also the default here).
+   */
+  size: z.strictObject({ rows: terminalDimension, cols: terminalDimension }).nullish(),
 });
 
 export const processReadParamsSchema = z.strictObject({

@@ -16,7 +16,7 @@ import {
   parseSandboxContext,
   type SandboxContextInput,
   TERMINAL_FRAME,
-  TERMINAL_FRAME_MAX_BYTES,
+  terminalInputFrames,
 } from '@fs-sandbox/policy';
 import type { SessionNotifier } from '../surface.js';
 import type { AppServerSettings } from './app-server-settings.js';
@@ -433,17 +433,6 @@ export class CommandSessions {
     }
     return session.command;
   }
-}
-
-/** Input for a terminal, as frames the launcher accepts (each at most TERMINAL_FRAME_MAX_BYTES). */
-function terminalInputFrames(delta: Buffer): Buffer[] {
-  const frames: Buffer[] = [];
-  for (let start = 0; start < delta.length; start += TERMINAL_FRAME_MAX_BYTES) {
-    frames.push(
-      encodeTerminalFrame(TERMINAL_FRAME.input, delta.subarray(start, start + TERMINAL_FRAME_MAX_BYTES)),
-    );
-  }
-  return frames;
 }
 
 function realPathOrNull(path: string): string | null {
