@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
 import { connectMcp, type McpConnection, ourServer, referenceServer23 } from './support/mcp-client.js';
@@ -122,3 +123,207 @@ describe.skipIf(!linux)('fs-sandbox mcp against the reference 2.3.0 (Linux: real
     expect(readFileSync(join(ourRoot(), 'log.txt'), 'utf8')).toBe('one\ntwo\n');
   });
 });
+
+/** Each server's own copy: `ws` (writable), `ro` (its --read-only-dir) and `outside`. */
+function makeMarkedFixture(base: string): { ws: string; ro: string; outside: string } {
+  const ws = join(base, 'ws');
+  const ro = join(base, 'ro');
+  const outside = join(base, 'outside');
+  for (const [name, content] of Object.entries({
+    'ws/notes.txt': 'notes\n',
+    'ws/sub/inner.md': '# inner\n',
+    'ws/image.png': Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'),
+    'ws/data.unknown': Buffer.from([0, 1, 2, 255]),
+    'ws/plain.unknown': 'plain text\n',
+    'ro/keep.txt': 'keep\n',
+    'ro/deep/keep.json': '{"k":1}\n',
+    'outside/secret.txt': 'OUTSIDE SECRET\n',
+  })) {
+    mkdirSync(join(base, name, '..'), { recursive: true });
+    writeFileSync(join(base, name), content);
+  }
+  symlinkSync('../outside/secret.txt', join(ws, 'link-out'));
+  return { ws, ro, outside };
+}
+
+describe.skipIf(!linux)(
+  'fs-sandbox mcp against the reference 2.3.0: --read-only-dir, file:// resources, --confine-roots (Linux: real bwrap)',
+  () => {
+    let base: string;
+    let ours: McpConnection;
+    let reference: McpConnection;
+    const mine = () => join(base, 'ours');
+    const theirs = () => join(base, 'ref');
+    /** The same call on both, each with its own tree (`R` stands for it), its text with `<ROOT>` back. */
+    const both = async (tool: string, args: (root: string) => Record<string, unknown>) => {
+      const [a, b] = [await ours.call(tool, args(mine())), await reference.call(tool, args(theirs()))];
+      return {
+        ours: { ...a, text: a.text.replaceAll(mine(), '<ROOT>') },
+        reference: { ...b, text: b.text.replaceAll(theirs(), '<ROOT>') },
+      };
+    };
+
+    beforeAll(async () => {
+      ensureBuilt();
+      base = await mkdtemp('/tmp/fs-sandbox-mcp-23-marked-');
+      const flags = (root: string) => ['--read-only-dir', join(root, 'ro'), join(root, 'ws')];
+      makeMarkedFixture(mine());
+      makeMarkedFixture(theirs());
+      [ours, reference] = await Promise.all([
+        connectMcp(ourServer(flags(mine()))),
+        connectMcp(referenceServer23(flags(theirs()))),
+      ]);
+    }, 60_000);
+
+    afterAll(async () => {
+      await Promise.all([ours?.close(), reference?.close()]);
+      if (base) await rm(base, { recursive: true, force: true });
+    });
+
+    it('lists the read-only directory as the reference does, reads it, and the sandbox refuses every write there', async () => {
+      const listed = await both('list_allowed_directories', () => ({}));
+      expect(listed.ours.text).toBe(listed.reference.text);
+      expect(listed.ours.text).toContain('Read-only directories');
+      const reads = await both('read_text_file', (root) => ({ path: `${root}/ro/deep/keep.json` }));
+      expect(reads.ours).toMatchObject({ isError: false, text: reads.reference.text });
+      const writes: [string, (root: string) => Record<string, unknown>][] = [
+        ['write_file', (root) => ({ path: `${root}/ro/keep.txt`, content: 'changed' })],
+        ['write_file', (root) => ({ path: `${root}/ro/new.txt`, content: 'new' })],
+        ['append_file', (root) => ({ path: `${root}/ro/keep.txt`, content: 'more' })],
+        [
+          'edit_file',
+          (root) => ({ path: `${root}/ro/keep.txt`, edits: [{ oldText: 'keep', newText: 'x' }] }),
+        ],
+        ['create_directory', (root) => ({ path: `${root}/ro/made` })],
+        ['move_file', (root) => ({ source: `${root}/ro/keep.txt`, destination: `${root}/ws/moved.txt` })],
+        ['move_file', (root) => ({ source: `${root}/ws/notes.txt`, destination: `${root}/ro/notes.txt` })],
+        ['copy_file', (root) => ({ source: `${root}/ws/notes.txt`, destination: `${root}/ro/copy.txt` })],
+      ];
+      for (const [tool, args] of writes) {
+        const result = await both(tool, args);
+        const label = `${tool} ${JSON.stringify(args('<ROOT>'))}`;
+        expect({ label, isError: result.reference.isError }).toEqual({ label, isError: true });
+        // No textual check of ours knows the marking: the kernel's read-only mount refuses.
+        expect({ label, isError: result.ours.isError }).toEqual({ label, isError: true });
+        expect(result.ours.text, label).toMatch(/^[a-z_]+: /);
+      }
+      for (const root of [mine(), theirs()]) {
+        expect(readFileSync(join(root, 'ro', 'keep.txt'), 'utf8')).toBe('keep\n');
+        for (const name of ['ro/new.txt', 'ro/made', 'ro/notes.txt', 'ro/copy.txt', 'ws/moved.txt'])
+          expect(existsSync(join(root, name)), `${root} ${name}`).toBe(false);
+        expect(existsSync(join(root, 'ws', 'notes.txt'))).toBe(true);
+      }
+      // The writable directory stays writable.
+      const written = await both('write_file', (root) => ({ path: `${root}/ws/fresh.txt`, content: 'ok' }));
+      expect(written.ours).toMatchObject({ isError: false, text: written.reference.text });
+    }, 120_000);
+
+    it('serves files as file:// resources through the same sandbox: text, blobs, and the same refusals', async () => {
+      const [mineListed, theirsListed] = [
+        await ours.client.listResources(),
+        await reference.client.listResources(),
+      ];
+      expect(mineListed.resources).toEqual([]);
+      expect(theirsListed.resources).toEqual([]);
+      const [mineTemplates, theirsTemplates] = [
+        await ours.client.listResourceTemplates(),
+        await reference.client.listResourceTemplates(),
+      ];
+      expect(mineTemplates.resourceTemplates.map((t) => [t.name, t.uriTemplate])).toEqual(
+        theirsTemplates.resourceTemplates.map((t) => [t.name, t.uriTemplate]),
+      );
+      const read = async (connection: McpConnection, root: string, name: string) => {
+        const uri = pathToFileURL(join(root, name)).href;
+        try {
+          const { contents } = await connection.client.readResource({ uri });
+          return {
+            contents: JSON.parse(JSON.stringify(contents).replaceAll(pathToFileURL(root).href, 'ROOT')),
+          };
+        } catch (error) {
+          return { code: (error as { code?: number }).code };
+        }
+      };
+      for (const name of [
+        'ws/notes.txt',
+        'ws/sub/inner.md',
+        'ws/image.png',
+        'ws/data.unknown',
+        'ws/plain.unknown',
+        'ro/deep/keep.json',
+        // Refused: a directory, a missing file, a path outside the allowed directories.
+        'ws/sub',
+        'ws/missing.txt',
+        'outside/secret.txt',
+      ]) {
+        expect({ name, ...(await read(ours, mine(), name)) }).toEqual({
+          name,
+          ...(await read(reference, theirs(), name)),
+        });
+      }
+      // The kind travels in the error data.
+      const refused = await ours.client
+        .readResource({ uri: pathToFileURL(join(mine(), 'ws', 'missing.txt')).href })
+        .catch((error: { data?: unknown }) => error.data);
+      expect(refused).toMatchObject({ errorKind: 'not_found' });
+    }, 60_000);
+  },
+);
+
+describe.skipIf(!linux)(
+  'fs-sandbox mcp --confine-roots against the reference 2.3.0 (Linux: real bwrap)',
+  () => {
+    let base: string;
+    const servers: McpConnection[] = [];
+
+    beforeAll(async () => {
+      ensureBuilt();
+      base = await mkdtemp('/tmp/fs-sandbox-mcp-23-confine-');
+      makeMarkedFixture(join(base, 'ours'));
+      makeMarkedFixture(join(base, 'ref'));
+    });
+
+    afterAll(async () => {
+      await Promise.all(servers.map((server) => server.close()));
+      if (base) await rm(base, { recursive: true, force: true });
+    });
+
+    it("narrows the DIRs to the client's roots, drops roots outside them and revokes on roots that name none", async () => {
+      const connect = async (server: typeof ourServer, root: string) => {
+        const connection = await connectMcp(server(['--confine-roots', join(root, 'ws')]), {
+          roots: [
+            { uri: pathToFileURL(join(root, 'ws', 'sub')).href },
+            { uri: pathToFileURL(join(root, 'outside')).href },
+          ],
+        });
+        servers.push(connection);
+        return connection;
+      };
+      const runs = [
+        { root: join(base, 'ours'), connection: await connect(ourServer, join(base, 'ours')) },
+        { root: join(base, 'ref'), connection: await connect(referenceServer23, join(base, 'ref')) },
+      ];
+      const session = async ({ root, connection }: (typeof runs)[number]) => {
+        const seen: { text: string; isError: boolean }[] = [];
+        const call = async (tool: string, args: Record<string, unknown>) => {
+          const { text, isError } = await connection.call(tool, args);
+          seen.push({ text: isError ? '<refused>' : text.replaceAll(root, '<ROOT>'), isError });
+        };
+        await call('list_allowed_directories', {});
+        await call('read_text_file', { path: join(root, 'ws', 'sub', 'inner.md') });
+        await call('read_text_file', { path: join(root, 'ws', 'notes.txt') });
+        await call('read_text_file', { path: join(root, 'outside', 'secret.txt') });
+        // A root wider than the DIR is narrowed to it.
+        await connection.setRoots([{ uri: pathToFileURL(root).href }]);
+        await call('list_allowed_directories', {});
+        await call('read_text_file', { path: join(root, 'ws', 'notes.txt') });
+        // Roots all outside: access withdrawn.
+        await connection.setRoots([{ uri: pathToFileURL(join(root, 'outside')).href }]);
+        await call('read_text_file', { path: join(root, 'ws', 'notes.txt') });
+        return seen;
+      };
+      const [mine, theirs] = [await session(runs[0] as never), await session(runs[1] as never)];
+      expect(mine).toEqual(theirs);
+      expect(mine.map((step) => step.isError)).toEqual([false, false, true, true, false, false, true]);
+    }, 60_000);
+  },
+);

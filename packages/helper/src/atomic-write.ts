@@ -150,7 +150,7 @@ async function renameOver(temp: string, name: string, target: string): Promise<v
 function alreadyExists(target: string): FsError {
   return new FsError(
     'file_already_exists',
-    `File already exists: ${displayPath(target)} (mode "create" never replaces a file)`,
+    `File already exists: ${displayPath(target)} (a create never replaces a file)`,
   );
 }
 

@@ -11,17 +11,35 @@ import { escapeForTerminal } from './terminal-text.js';
 
 interface McpFlags extends BrokerFlags, PoolFlags, PolicyFlags {
   readOnly?: boolean;
+  readOnlyDir: string[];
+  confineRoots?: boolean;
   deny: string[];
 }
+
+/**
+ * A helper run's bound when --timeout names none: the reference bounds its file system calls to
+ * 15 s (FS_CALL_TIMEOUT_MS), well inside the 60 s an MCP client waits for an answer.
+ */
+export const MCP_CALL_TIMEOUT_MS = 15_000;
 
 /** `fs-sandbox mcp DIR…`: the MCP filesystem server over stdio, every tool call sandboxed. */
 export function registerMcpCommand(program: Command, deps: CliDeps): Command {
   return addPoolOptions(addBrokerOptions(addPolicyOptions(program.command('mcp'))))
     .description(
-      'serve the MCP filesystem tools over stdio (a drop-in for @modelcontextprotocol/server-filesystem), each call in a sandbox of the allowed directories',
+      `serve the MCP filesystem tools over stdio (a drop-in for @modelcontextprotocol/server-filesystem), each call in a sandbox of the allowed directories; a helper run is bounded to ${MCP_CALL_TIMEOUT_MS / 1000} s unless --timeout says otherwise`,
     )
     .argument('[dirs...]', "allowed directories (none: the client's MCP roots)")
     .option('--read-only', 'the allowed directories are readable only')
+    .option(
+      '--read-only-dir <dir>',
+      'an allowed directory that is readable only (a read root of the sandbox; it must exist) (repeatable)',
+      collect,
+      [],
+    )
+    .option(
+      '--confine-roots',
+      "with DIRs: the client's MCP roots narrow them (their overlap) instead of being ignored",
+    )
     .option(
       '--deny <path|glob>',
       'deny all access to this path, or to what a glob matches (a value with * ? [ { is a glob) (repeatable)',
@@ -38,16 +56,20 @@ export function registerMcpCommand(program: Command, deps: CliDeps): Command {
       const log = (line: string) => deps.io.stderr.write(`${escapeForTerminal(line)}\n`);
       let policy: PolicyProfile | null;
       let dirs: string[];
+      let readOnlyDirectories: string[];
       try {
         policy = mcpPolicy(flags, deps);
         // The DIR operands win over the profile's roots, as every flag wins over the file.
         dirs = operands.length > 0 || policy === null ? operands : profileDirectories(policy);
+        readOnlyDirectories = AllowedDirectories.resolveReadOnly(flags.readOnlyDir, deps.io.cwd);
       } catch (error) {
         deps.io.stderr.write(humanError(error));
         deps.setExitCode(EXIT.usage);
         return;
       }
       if (policy !== null) log(`fs-sandbox mcp: profile ${policy.name} of ${policy.file}`);
+      if (flags.confineRoots && dirs.length === 0 && readOnlyDirectories.length === 0)
+        log("fs-sandbox mcp: --confine-roots has no effect without DIRs; the client's roots set the directories");
       // As the reference: DIRs that all fail to name a directory are a start-up error, not an empty server.
       if (dirs.length > 0 && AllowedDirectories.resolve(dirs, deps.io.cwd, os, () => {}).isEmpty) {
         log(`fs-sandbox mcp: none of the directories is accessible: ${dirs.join(', ')}`);
@@ -58,6 +80,7 @@ export function registerMcpCommand(program: Command, deps: CliDeps): Command {
       const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
       const broker = deps.createBroker({
         ...brokerOptionsFrom(flags, deps.io),
+        timeoutMs: flags.timeout ?? MCP_CALL_TIMEOUT_MS,
         pool: poolOptionsFrom(flags),
       });
       const server = await createMcpServer({
@@ -65,6 +88,8 @@ export function registerMcpCommand(program: Command, deps: CliDeps): Command {
         directories: dirs,
         base: deps.io.cwd,
         readOnly: flags.readOnly === true || policy?.sandboxMode === 'read-only',
+        readOnlyDirectories,
+        confineRoots: flags.confineRoots === true,
         deny: [...(policy?.deny.map(({ value }) => value) ?? []), ...flags.deny],
         executableSurface: policy === null ? undefined : surfacePolicy(policy, os),
         os,

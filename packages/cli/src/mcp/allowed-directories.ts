@@ -13,14 +13,23 @@ export class AllowedDirectories {
   private constructor(
     readonly directories: readonly string[],
     readonly os: HostOs,
+    /**
+     * The `--read-only-dir` directories (both spellings, as resolved at start): read roots of the
+     * sandbox wherever they meet the directories in force, whichever way those were given.
+     */
+    readonly readOnly: readonly string[] = [],
   ) {}
 
-  /** Keeps the directories that exist; `warn` hears about the others, as the reference does. */
+  /**
+   * Keeps the directories that exist; `warn` hears about the others, as the reference does. The
+   * read-only directories are allowed directories too, after the others (the reference's order).
+   */
   static resolve(
     requested: readonly string[],
     base: string,
     os: HostOs,
     warn: (line: string) => void,
+    readOnly: readonly string[] = [],
   ): AllowedDirectories {
     const directories: string[] = [];
     for (const raw of requested) {
@@ -33,7 +42,55 @@ export class AllowedDirectories {
         if (!directories.includes(candidate)) directories.push(candidate);
       }
     }
-    return new AllowedDirectories(directories, os);
+    return new AllowedDirectories(directories, os, readOnly);
+  }
+
+  /**
+   * The `--read-only-dir` operands, each absolute and, when a link leads to it, also its real path.
+   * Each must be an existing directory when the server starts (the reference refuses to start
+   * otherwise): a marking that names nothing could not be placed in the sandbox.
+   */
+  static resolveReadOnly(requested: readonly string[], base: string): string[] {
+    const resolved: string[] = [];
+    for (const raw of requested) {
+      const spellings = withRealPath(resolve(base, expandHome(raw)));
+      if (!spellings.every(isDirectory))
+        throw new FsError(
+          'invalid_params',
+          `--read-only-dir ${raw} is not an existing directory; a read-only directory must exist when the server starts`,
+        );
+      for (const spelling of spellings) if (!resolved.includes(spelling)) resolved.push(spelling);
+    }
+    return resolved;
+  }
+
+  /** These directories plus the read-only ones, which are always allowed (and always read-only). */
+  withReadOnly(): AllowedDirectories {
+    const directories = [...this.directories];
+    for (const directory of this.readOnly) if (!directories.includes(directory)) directories.push(directory);
+    return new AllowedDirectories(directories, this.os, this.readOnly);
+  }
+
+  /**
+   * The client's roots kept inside `bounds` (`--confine-roots`, the reference's overlap): a root
+   * inside one of them stays, one that holds some of them is narrowed to those, one that meets
+   * none is dropped and named to `ignored`. The sandbox is built from the result, so a root can
+   * narrow the operator's directories, never widen them.
+   */
+  confinedTo(bounds: AllowedDirectories, ignored: (root: string) => void): AllowedDirectories {
+    const within = (path: string, directories: readonly string[]) =>
+      directories.some((directory) => pathStartsWith(this.os, path, directory));
+    const confined: string[] = [];
+    const keep = (directory: string) => {
+      if (!confined.includes(directory)) confined.push(directory);
+    };
+    for (const root of this.directories) {
+      const contained = bounds.directories.filter((directory) => within(directory, [root]));
+      if (within(root, bounds.directories)) keep(root);
+      for (const directory of contained) keep(directory);
+      if (!within(root, bounds.directories) && contained.length === 0) ignored(root);
+    }
+    return new AllowedDirectories(confined, this.os, this.readOnly);
   }
 
   get isEmpty(): boolean {

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { encodeText } from '@fs-sandbox/helper';
 import { FsError, isFsError, LIMITS, type ResultOf } from '@fs-sandbox/policy';
 import { z } from 'zod';
+import { FILE_MIME_TYPES } from './file-resources.js';
 import { applyLooseEdits, fencedDiff, toLf } from './text-edits.js';
 import { textResult } from './tool-result.js';
 import { defineTool, type McpScope, READ_ONLY } from './tool-spec.js';
@@ -34,19 +35,12 @@ function refuseCut(path: string, read: ResultOf<'fs/readTextFile'>): void {
     );
 }
 
-const MEDIA_TYPES: Record<string, string> = {
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.bmp': 'image/bmp',
-  '.svg': 'image/svg+xml',
-  '.mp3': 'audio/mpeg',
-  '.wav': 'audio/wav',
-  '.ogg': 'audio/ogg',
-  '.flac': 'audio/flac',
-};
+/** read_media_file's types: the resources' images (but an icon) and audio, as the reference's. */
+const MEDIA_TYPES: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(FILE_MIME_TYPES).filter(
+    ([extension, type]) => /^(image|audio)\//.test(type) && extension !== '.ico',
+  ),
+);
 
 const mediaBlock = z.union([
   z.object({ type: z.enum(['image', 'audio']), data: z.string(), mimeType: z.string() }),

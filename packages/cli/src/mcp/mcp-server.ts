@@ -6,6 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { AllowedDirectories } from './allowed-directories.js';
 import { EXTRA_TOOLS } from './extra-tools.js';
+import { registerFileResources } from './file-resources.js';
 import { FILE_TOOLS } from './file-tools.js';
 import { mcpSandboxContext } from './sandbox-context.js';
 import { errorResult, errorText } from './tool-result.js';
@@ -21,6 +22,10 @@ export interface McpServerOptions {
   /** What relative DIR operands are under. */
   base: string;
   readOnly: boolean;
+  /** `--read-only-dir` directories, resolved at start (AllowedDirectories.resolveReadOnly). */
+  readOnlyDirectories?: readonly string[];
+  /** `--confine-roots`: the client's roots narrow the DIR operands instead of being ignored. */
+  confineRoots?: boolean;
   deny: readonly string[];
   /** What a policy file's profile adds to the protected surface. */
   executableSurface?: ExecutableSurfacePolicy | undefined;
@@ -65,11 +70,14 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
       },
     );
   }
+  await registerFileResources(server, () => scopes.current());
   errorsWithKindInToolShape(
     server,
     new Set(MCP_TOOLS.filter((tool) => tool.outputSchema !== undefined).map((tool) => tool.name)),
   );
-  if (options.directories.length === 0) {
+  // The reference asks for roots whatever its command line; ours only when they decide something:
+  // with no DIR (they are the directories) or with --confine-roots (they narrow the DIRs).
+  if (scopes.followsRoots) {
     const fetchRoots = async () => {
       // Bounded: calls wait for this answer, and a client may never give it.
       const { roots } = await server.server.listRoots(undefined, { timeout: ROOTS_TIMEOUT_MS });
@@ -79,7 +87,7 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
     };
     server.server.oninitialized = () => {
       if (server.server.getClientCapabilities()?.roots) scopes.waitFor(fetchRoots());
-      else
+      else if (scopes.isEmpty)
         options.log(
           'fs-sandbox mcp: no DIR given and the client offers no roots: every tool call is refused',
         );
@@ -127,9 +135,28 @@ function errorsWithKindInToolShape(server: McpServer, nonTextTools: ReadonlySet<
 class ScopeHolder {
   private scope: McpScope;
   private pending: Promise<void> = Promise.resolve();
+  /** The DIR operands with the read-only directories: what --confine-roots keeps roots inside. */
+  private readonly commandLine: AllowedDirectories;
+  /** Once the client's roots have replaced the DIRs, roots naming no usable directory revoke access. */
+  private rootsInForce = false;
 
   constructor(private readonly options: McpServerOptions) {
-    this.scope = this.scopeFor(options.directories, options.base);
+    this.commandLine = AllowedDirectories.resolve(
+      options.directories,
+      options.base,
+      options.os,
+      options.log,
+      options.readOnlyDirectories,
+    ).withReadOnly();
+    this.scope = this.scopeFor(this.commandLine);
+  }
+
+  get followsRoots(): boolean {
+    return this.commandLine.isEmpty || this.options.confineRoots === true;
+  }
+
+  get isEmpty(): boolean {
+    return this.scope.directories.isEmpty;
   }
 
   /** Waits for a roots update in flight, so a call never runs under the roots it replaces. */
@@ -145,26 +172,35 @@ class ScopeHolder {
   }
 
   replace(requested: readonly string[]): void {
-    const next = this.scopeFor(requested, process.cwd());
-    if (next.directories.isEmpty) {
-      this.options.log(
-        'fs-sandbox mcp: the client gave no usable root; the allowed directories stay as they were',
+    const { os, log } = this.options;
+    let roots = AllowedDirectories.resolve(requested, process.cwd(), os, log, this.commandLine.readOnly);
+    if (!this.commandLine.isEmpty)
+      roots = roots.confinedTo(this.commandLine, (root) =>
+        log(
+          `fs-sandbox mcp: ignored a client root outside the command-line directories (--confine-roots): ${root}`,
+        ),
       );
+    if (roots.isEmpty && !this.rootsInForce) {
+      log('fs-sandbox mcp: the client gave no usable root; the allowed directories stay as they were');
       return;
     }
-    this.scope = next;
-    this.options.log(
-      `fs-sandbox mcp: allowed directories from the client's roots: ${next.directories.directories.join(', ')}`,
+    // As the reference's 2.3.0: a client that withdraws its last root withdraws the server's access.
+    this.scope = this.scopeFor(roots);
+    this.rootsInForce = true;
+    log(
+      roots.isEmpty
+        ? "fs-sandbox mcp: the client's roots name no usable directory: every call is refused until one is given"
+        : `fs-sandbox mcp: allowed directories from the client's roots: ${roots.directories.join(', ')}`,
     );
   }
 
-  private scopeFor(requested: readonly string[], base: string): McpScope {
-    const { broker, os, log } = this.options;
-    const directories = AllowedDirectories.resolve(requested, base, os, log);
+  private scopeFor(directories: AllowedDirectories): McpScope {
+    const { broker, os } = this.options;
     const sandbox = directories.isEmpty
       ? null
       : mcpSandboxContext({
           directories: directories.directories,
+          readOnlyDirectories: directories.readOnly,
           readOnly: this.options.readOnly,
           deny: this.options.deny,
           executableSurface: this.options.executableSurface,
@@ -176,7 +212,7 @@ class ScopeHolder {
         if (sandbox === null)
           throw new FsError(
             'permission_denied',
-            'no allowed directories: none given and no roots from the client',
+            "no allowed directories: none given, and the client's roots name none",
           );
         return broker.call(method, { ...params, sandbox } as ParamsIn<M>);
       },

@@ -4,6 +4,7 @@ import {
   type FileSystemEntry,
   type HostOs,
   nativeToPathUri,
+  pathStartsWith,
   type SandboxContextInput,
   workspaceWriteProfile,
 } from '@fs-sandbox/policy';
@@ -14,6 +15,11 @@ export interface McpSandboxOptions {
   directories: readonly string[];
   /** Readable roots instead of writable ones. */
   readOnly: boolean;
+  /**
+   * `--read-only-dir` directories (absolute native): readable only, as is every directory in force
+   * inside one of them (the reference refuses a write inside any read-only directory).
+   */
+  readOnlyDirectories?: readonly string[];
   /** `--deny` values: a path, or a glob (relative ones under the first directory). */
   deny: readonly string[];
   /** What a policy file's profile adds to the protected surface. */
@@ -48,23 +54,36 @@ export function mcpSandboxContext(options: McpSandboxOptions): SandboxContextInp
   const first = directories[0] as string;
   const uri = (path: string) => nativeToPathUri(resolve(first, path), os);
   const roots = directories.map(uri);
+  const markings = options.readOnlyDirectories ?? [];
+  const within = (path: string, others: readonly string[]) =>
+    others.some((other) => pathStartsWith(os, path, other));
+  // A marking is a read root of the sandbox where it meets the directories in force: a deeper
+  // entry than a writable root wins over it, and a directory inside a marking is not writable.
+  const readOnlyDirectories = options.readOnly
+    ? directories
+    : [
+        ...directories.filter((directory) => within(directory, markings)),
+        ...markings.filter((marking) => !directories.includes(marking) && within(marking, directories)),
+      ];
+  const writable = options.readOnly ? [] : directories.filter((directory) => !within(directory, markings));
   const denyPaths = options.deny.filter((value) => !GLOB_CHARACTERS.test(value));
   const denyGlobs: FileSystemEntry[] = options.deny
     .filter((value) => GLOB_CHARACTERS.test(value))
     .map((pattern) => ({ path: { type: 'glob_pattern', pattern }, access: 'deny' }));
   const profile = workspaceWriteProfile({
-    writableRoots: options.readOnly ? [] : roots,
+    writableRoots: writable.map(uri),
     deny: denyPaths.map(uri),
   });
   const minimal: FileSystemEntry = { path: { type: 'special', value: { kind: 'minimal' } }, access: 'read' };
-  const reads: FileSystemEntry[] = options.readOnly
-    ? roots.map((root) => ({ path: { type: 'path', path: root }, access: 'read' }))
-    : [];
+  const reads: FileSystemEntry[] = readOnlyDirectories.map((directory) => ({
+    path: { type: 'path', path: uri(directory) },
+    access: 'read',
+  }));
   // The profile's whole-disk read becomes the minimal roots and the allowed directories — except
   // on Windows, whose restricted token confines writes only and refuses a narrowed read set.
   const entries =
     os === 'windows'
-      ? [...profile.file_system.entries, ...denyGlobs]
+      ? [...profile.file_system.entries, ...(options.readOnly ? [] : reads), ...denyGlobs]
       : [
           minimal,
           ...hiddenConfiguration(directories, os),

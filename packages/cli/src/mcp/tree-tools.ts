@@ -1,6 +1,5 @@
 import {
   FsError,
-  isFsError,
   joinPath,
   LIMITS,
   pathUriToNative,
@@ -25,8 +24,17 @@ import { defineTool, type McpScope, READ_ONLY } from './tool-spec.js';
 const onePath = { path: z.string() };
 const excludePatterns = z.array(z.string()).optional().default([]);
 
-/** Every entry under `root` (one sandboxed walk, links not followed), by segments below it. */
-async function walkBelow(root: string, scope: McpScope, depth?: number): Promise<TreeWalkEntry[]> {
+/**
+ * Every entry under `root` (one sandboxed walk, links not followed), by segments below it. A tree
+ * past the walk's bounds is refused whole, as the reference refuses one past its 100 000 entries
+ * (`tool` names the caller, as its refusal does); never listed in part.
+ */
+async function walkBelow(
+  tool: string,
+  root: string,
+  scope: McpScope,
+  depth?: number,
+): Promise<TreeWalkEntry[]> {
   const { os } = scope.directories;
   const rootNative = scope.directories.nativePath(root);
   // Links stay in the listing (as the reference's readdir shows them), typed as files. A depth
@@ -41,7 +49,7 @@ async function walkBelow(root: string, scope: McpScope, depth?: number): Promise
   if (walk.truncated)
     throw new FsError(
       'invalid_request',
-      `${root} holds more than a walk lists (${LIMITS.walkMaxEntries} entries, ${LIMITS.walkMaxDirectories} directories, depth ${LIMITS.walkMaxDepth}); name a smaller directory`,
+      `${tool} stopped at the walk's bounds (${LIMITS.walkMaxEntries} entries, ${LIMITS.walkMaxDirectories} directories, depth ${LIMITS.walkMaxDepth}) under ${rootNative}, without finishing. Narrow the path (excludePatterns filter the walk's result, they do not shorten it).`,
     );
   return walk.entries.flatMap((entry) => {
     const segments = relativeSegments(os, pathUriToNative(entry.path, os), rootNative);
@@ -148,7 +156,7 @@ export const TREE_TOOLS = [
     annotations: READ_ONLY,
     async run(args, scope) {
       const entries = withoutExcluded(
-        await walkBelow(args.path, scope, args.depth),
+        await walkBelow('directory_tree', args.path, scope, args.depth),
         treeExcluder(args.excludePatterns, scope.directories.os),
       );
       return textResult(treeJson(entries, args.depth));
@@ -192,21 +200,9 @@ export const TREE_TOOLS = [
           source.isDirectory ? 'is_directory' : 'not_regular_file',
           `${args.source} is not a regular file: only files are copied`,
         );
-      // fs/copy replaces a destination; this tool never does. The check and the copy are two
-      // sandboxed runs: a file created in between by someone else is replaced (the one window).
-      const existing = await scope.call('fs/getMetadata', { path: destinationPath }).then(
-        () => true,
-        (error: unknown) => {
-          if (isFsError(error) && error.kind === 'not_found') return false;
-          throw error;
-        },
-      );
-      if (existing)
-        throw new FsError(
-          'file_already_exists',
-          `${args.destination} already exists: the copy never replaces it`,
-        );
-      await scope.call('fs/copy', { sourcePath, destinationPath, recursive: false });
+      // Never over an existing destination: the helper claims the name when the copy lands
+      // (link(2) fails if anything is there at that instant), so nothing created meanwhile is replaced.
+      await scope.call('fs/copy', { sourcePath, destinationPath, recursive: false, overwrite: false });
       return textResult(`Successfully copied ${args.source} to ${args.destination}`);
     },
   }),
@@ -223,7 +219,10 @@ export const TREE_TOOLS = [
       const root = scope.directories.nativePath(args.path);
       const { os } = scope.directories;
       const matches = globMatcher([args.pattern], os);
-      const found = withoutExcluded(await walkBelow(args.path, scope), globMatcher(args.excludePatterns, os))
+      const found = withoutExcluded(
+        await walkBelow('search_files', args.path, scope),
+        globMatcher(args.excludePatterns, os),
+      )
         .filter((entry) => matches(entry.segments.join('/')))
         .map((entry) => joinPath(scope.directories.os, root, ...entry.segments));
       return textResult(found.length > 0 ? found.join('\n') : 'No matches found');
@@ -251,7 +250,13 @@ export const TREE_TOOLS = [
     inputSchema: {},
     annotations: READ_ONLY,
     async run(_args, scope) {
-      return textResult(`Allowed directories:\n${scope.directories.directories.join('\n')}`);
+      const { directories, readOnly } = scope.directories;
+      // The read-only directories follow in the reference's words, so a client can tell before it writes.
+      const marked =
+        readOnly.length === 0
+          ? ''
+          : `\n\nRead-only directories (writes refused, whatever the allowed directories in force):\n${readOnly.map((directory) => `  ${directory}`).join('\n')}`;
+      return textResult(`Allowed directories:\n${directories.join('\n')}${marked}`);
     },
   }),
 ];

@@ -23,6 +23,7 @@ import { describeFileType } from '../file-kind.js';
 import { treeMountPoints } from '../freshness.js';
 import {
   type FileHandle,
+  link,
   lstat,
   mkdir,
   readlink,
@@ -34,7 +35,7 @@ import {
 import { openRegularFile } from '../open-regular-file.js';
 import type { Operation } from '../operation.js';
 import { fromOsError, hasErrno } from '../os-error.js';
-import { pathParam, requiredBoolean } from '../params.js';
+import { optionalBoolean, pathParam, requiredBoolean } from '../params.js';
 import {
   assertLocatedAllowed,
   assertNotGitDirectory,
@@ -51,6 +52,8 @@ import { type WriteTarget, withWriteTarget } from '../write-target.js';
 export interface CopyOptions {
   os: HostOs;
   recursive: boolean;
+  /** False: the destination must not exist when the copy lands there (claimed atomically, never replaced). */
+  overwrite: boolean;
   sandboxed: boolean;
   guard: PathGuard | null;
   /** Told of each entry a tree copy checks, then copies. */
@@ -96,8 +99,8 @@ export async function copyAt(source: string, destination: string, options: CopyO
     destination,
     { os: options.os, refuseSymlinkLeaf: options.sandboxed, guard: options.guard },
     async (target) => {
-      if (stats.isSymbolicLink()) await copySymlink(source, source, target, options.os);
-      else await copyFile(source, source, target, options, budget);
+      if (stats.isSymbolicLink()) await copySymlink(source, source, target, options.os, !options.overwrite);
+      else await copyFile(source, source, target, options, budget, !options.overwrite);
     },
   );
 }
@@ -162,6 +165,7 @@ async function copyFile(
   target: WriteTarget,
   options: CopyOptions,
   budget: ByteBudget,
+  createOnly = false,
 ): Promise<void> {
   // O_NOFOLLOW: the source was seen as a regular file; if a symlink replaced it since, refuse.
   const from = await openRegularFile(sourceAccess, {
@@ -175,7 +179,7 @@ async function copyFile(
     const sparse = allocated < from.size;
     await atomicWrite(target, {
       os: options.os,
-      createOnly: false,
+      createOnly,
       mode: from.mode & KEPT_MODE_BITS,
       durable: false,
       fill: (to) => copyData(from.handle, to, from.size, sparse),
@@ -209,12 +213,16 @@ async function copyData(from: FileHandle, to: FileHandle, size: number, sparse: 
   if (sparse) await to.truncate(position);
 }
 
-/** Recreates the link (its target bytes exactly) under a temp name, then renames it into place. */
+/**
+ * Recreates the link (its target bytes exactly) under a temp name, then renames it into place, or
+ * with `createOnly` links it there: link(2) fails if the name exists at that instant.
+ */
 async function copySymlink(
   sourceAccess: string,
   sourceDisplay: string,
   target: WriteTarget,
   os: HostOs,
+  createOnly = false,
 ): Promise<void> {
   const linkTarget = await readlink(fsPathArg(sourceAccess), { encoding: 'buffer' }).catch(
     (error: unknown) => {
@@ -232,10 +240,14 @@ async function copySymlink(
       throw fromOsError(error, target.path);
     }
     try {
-      await rename(fsPathArg(temp), fsPathArg(name));
+      if (createOnly) {
+        await link(fsPathArg(temp), fsPathArg(name));
+        await unlink(fsPathArg(temp));
+      } else await rename(fsPathArg(temp), fsPathArg(name));
       return;
     } catch (error) {
       await unlink(fsPathArg(temp)).catch(() => undefined);
+      if (createOnly && hasErrno(error, 'EEXIST')) throw destinationExists(target.path);
       if (hasErrno(error, 'EISDIR', 'ENOTEMPTY', 'EEXIST')) {
         throw new FsError(
           'is_directory',
@@ -248,17 +260,29 @@ async function copySymlink(
   throw new FsError('io_error', `Could not create a temporary link next to ${displayPath(target.path)}`);
 }
 
-/** Creates a directory of the copy, or accepts an existing real directory (a copy merges into it). */
+function destinationExists(path: string): FsError {
+  return new FsError(
+    'file_already_exists',
+    `${displayPath(path)} already exists: a copy with overwrite: false never replaces it`,
+  );
+}
+
+/**
+ * Creates a directory of the copy, or accepts an existing real directory (a copy merges into it),
+ * unless `exclusive`: then the mkdir itself must create it.
+ */
 async function makeDirectory(
   access: string,
   path: string,
   os: HostOs,
   physical?: string,
+  exclusive = false,
 ): Promise<DirectoryAnchor> {
   try {
     await mkdir(fsPathArg(access));
   } catch (error) {
     if (!hasErrno(error, 'EEXIST')) throw fromOsError(error, path);
+    if (exclusive) throw destinationExists(path);
   }
   // A symlink at a directory's name is not merged into: files would land wherever it points.
   return await openDirectory(access, os, {
@@ -372,7 +396,7 @@ async function copyTree(source: string, destination: string, options: CopyOption
     );
 
     checked.total();
-    const copyRoot = await makeDirectory(located.access, destination, os);
+    const copyRoot = await makeDirectory(located.access, destination, os, undefined, !options.overwrite);
     open.add(copyRoot);
     const copyIdentity = await copyRoot.identity();
     const budget = new ByteBudget(source);
@@ -432,11 +456,13 @@ export const copyOperation: Operation<'fs/copy'> = {
     sourcePath: pathParam(raw, 'sourcePath', os),
     destinationPath: pathParam(raw, 'destinationPath', os),
     recursive: requiredBoolean(raw, 'recursive'),
+    overwrite: optionalBoolean(raw, 'overwrite', true),
   }),
-  async run({ sourcePath, destinationPath, recursive }, context) {
+  async run({ sourcePath, destinationPath, recursive, overwrite }, context) {
     await copyAt(sourcePath, destinationPath, {
       os: context.os,
       recursive,
+      overwrite,
       sandboxed: context.sandboxed,
       guard: context.guard,
       progress: context.progress,

@@ -105,6 +105,11 @@ export const copyParamsSchema = z.strictObject({
   sourcePath: requestPathSchema,
   destinationPath: requestPathSchema,
   recursive: z.boolean(),
+  /**
+   * Extension: `false` never replaces the destination, checked when the copy lands (link(2) or an
+   * exclusive mkdir fail if the name exists then), not before. Default true, the reference's copy.
+   */
+  overwrite: optionalFlagSchema(true),
   sandbox,
 });
 
