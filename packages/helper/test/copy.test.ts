@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -6,12 +7,14 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  call,
   expectKind,
   fails,
   inspectDeepTree,
@@ -204,6 +207,92 @@ describe('fs/copy', () => {
     expectKind(error, 'symlink_escape', -32600);
     expect(readFileSync(join(dir, 'victim'), 'utf8')).toBe('keep');
   });
+
+  it('with overwrite: false never replaces a file, a link or a directory at the destination', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'src'), 'new');
+    mkdirSync(join(dir, 'tree'));
+    writeFileSync(join(dir, 'tree', 'a'), 'a');
+    writeFileSync(join(dir, 'file'), 'keep');
+    symlinkAt('file', join(dir, 'link'));
+    mkdirSync(join(dir, 'dir'));
+    for (const [source, destination, recursive] of [
+      ['src', 'file', false],
+      ['src', 'link', false],
+      ['link', 'file', false],
+      ['tree', 'dir', true],
+    ] as const) {
+      const error = await fails(
+        'fs/copy',
+        copyParams(join(dir, source), join(dir, destination), recursive, { overwrite: false }),
+      );
+      expectKind(error, 'file_already_exists', -32600);
+    }
+    expect(readFileSync(join(dir, 'file'), 'utf8')).toBe('keep');
+    expect(readlinkSync(join(dir, 'link'))).toBe('file');
+    expect(readdirSync(join(dir, 'dir'))).toEqual([]);
+    expect(tempLeftovers(dir)).toEqual([]);
+    // Absent, the copy lands as with overwrite.
+    await ok('fs/copy', copyParams(join(dir, 'src'), join(dir, 'fresh'), false, { overwrite: false }));
+    await ok('fs/copy', copyParams(join(dir, 'tree'), join(dir, 'tree-copy'), true, { overwrite: false }));
+    expect(readFileSync(join(dir, 'fresh'), 'utf8')).toBe('new');
+    expect(readFileSync(join(dir, 'tree-copy', 'a'), 'utf8')).toBe('a');
+  });
+
+  it.skipIf(!isPosix)(
+    'with overwrite: false never replaces a link that appears at the destination while it copies (a racing swap)',
+    async () => {
+      const dir = tempDir();
+      writeFileSync(join(dir, 'src'), 'SOURCE');
+      writeFileSync(join(dir, 'victim'), 'VICTIM');
+      const destination = join(dir, 'dst');
+      const clobbered = join(dir, 'clobbered');
+      // Plants a link at the destination, holds it a millisecond, removes it, waits a millisecond,
+      // forever. Once its own link is in place only it removes it, so finding anything else there
+      // at the end of the hold means a copy replaced the link (what a check-then-rename copy does).
+      const script = `const fs = require('fs'); const d = ${JSON.stringify(destination)};
+        const pause = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+        for (;;) {
+          try { fs.symlinkSync('victim', d); } catch { pause(); continue; }
+          pause();
+          if (!fs.lstatSync(d).isSymbolicLink()) { fs.writeFileSync(${JSON.stringify(clobbered)}, 'x'); process.exit(0); }
+          fs.unlinkSync(d);
+          pause();
+        }`;
+      const toggler = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
+      const outcomes = { copied: 0, refused: 0 };
+      try {
+        for (let i = 0; i < 40; i++) {
+          const reply = await call(
+            'fs/copy',
+            copyParams(join(dir, 'src'), destination, false, {
+              overwrite: false,
+              sandbox: RESTRICTED_SANDBOX,
+            }),
+            { guard: writableGuard(dir) },
+          );
+          if (reply.status === 'error') {
+            expect(['file_already_exists', 'symlink_escape']).toContain(reply.payload.data.errorKind);
+            outcomes.refused++;
+            continue;
+          }
+          outcomes.copied++;
+          // Ours, a regular file the toggler cannot replace: only then is it removed for the next round.
+          expect(lstatSync(destination).isFile()).toBe(true);
+          expect(readFileSync(destination, 'utf8')).toBe('SOURCE');
+          rmSync(destination);
+        }
+      } finally {
+        toggler.kill('SIGKILL');
+      }
+      expect(existsSync(clobbered)).toBe(false);
+      expect(readFileSync(join(dir, 'victim'), 'utf8')).toBe('VICTIM');
+      expect(outcomes.copied + outcomes.refused).toBe(40);
+      // The race was run: a link stood there for some copies.
+      expect(outcomes.refused).toBeGreaterThan(0);
+    },
+    60_000,
+  );
 
   it.skipIf(!isLinux)(
     'copies a 5 000-level tree (far past PATH_MAX) without overflowing the stack (Linux only)',
