@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -324,6 +332,70 @@ describe.skipIf(!linux)(
       const [mine, theirs] = [await session(runs[0] as never), await session(runs[1] as never)];
       expect(mine).toEqual(theirs);
       expect(mine.map((step) => step.isError)).toEqual([false, false, true, true, false, false, true]);
+    }, 60_000);
+  },
+);
+
+describe.skipIf(!linux)(
+  'fs-sandbox mcp bounds a walk and a helper run as the reference bounds its calls (Linux: real bwrap)',
+  () => {
+    let base: string;
+    let ours: McpConnection;
+    let reference: McpConnection;
+
+    beforeAll(async () => {
+      ensureBuilt();
+      base = await mkdtemp('/tmp/fs-sandbox-mcp-23-bounds-');
+      // One more entry than the reference's cap (100 000) visits: both refuse the walk whole.
+      const huge = join(base, 'huge');
+      mkdirSync(huge);
+      for (let i = 0; i <= 100_000; i++) writeFileSync(join(huge, `f${i}`), '');
+      mkdirSync(join(base, 'ws'));
+      [ours, reference] = await Promise.all([
+        connectMcp(ourServer([base])),
+        connectMcp(referenceServer23([base])),
+      ]);
+    }, 120_000);
+
+    afterAll(async () => {
+      await Promise.all([ours?.close(), reference?.close()]);
+      if (base) await rm(base, { recursive: true, force: true });
+    });
+
+    it('refuses search_files and directory_tree past the walk bound, typed, where the reference refuses past its cap', async () => {
+      for (const [tool, args] of [
+        ['search_files', { path: join(base, 'huge'), pattern: '**/*.none' }],
+        ['directory_tree', { path: join(base, 'huge') }],
+      ] as const) {
+        const [mine, theirs] = [await ours.call(tool, args), await reference.call(tool, args)];
+        expect(theirs.isError, theirs.text).toBe(true);
+        expect(theirs.text).toContain(`${tool} stopped after visiting 100000 entries`);
+        expect(mine.isError, mine.text).toBe(true);
+        expect(mine.text).toMatch(new RegExp(`^invalid_request: ${tool} stopped at the walk's bounds`));
+        expect(mine.result.structuredContent).toMatchObject({ errorKind: 'invalid_request' });
+      }
+    }, 120_000);
+
+    it('ends a helper run past 15 s with a typed timeout while other calls answer, leaving nothing behind', async () => {
+      // A terabyte of holes: the copy reads zeros for far longer than the bound, and writes none.
+      const sparse = join(base, 'ws', 'sparse.bin');
+      writeFileSync(sparse, 'head');
+      truncateSync(sparse, 1024 ** 4);
+      const started = Date.now();
+      const copy = ours.call('copy_file', { source: sparse, destination: join(base, 'ws', 'copy.bin') });
+      // The server answers meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const askedAt = Date.now();
+      const listed = await ours.call('list_allowed_directories', {});
+      expect(listed.isError).toBe(false);
+      expect(Date.now() - askedAt).toBeLessThan(5000);
+      const copied = await copy;
+      const took = Date.now() - started;
+      expect(copied.isError, copied.text).toBe(true);
+      expect(copied.text).toMatch(/^timeout: /);
+      expect(took).toBeGreaterThanOrEqual(15_000);
+      expect(took).toBeLessThan(40_000);
+      expect(readdirSync(join(base, 'ws')).sort()).toEqual(['sparse.bin']);
     }, 60_000);
   },
 );
