@@ -81,6 +81,55 @@ describe('the human verbs are sandboxed by default', () => {
     expect(wholeDisk.stdout).toBe('secret\n');
   });
 
+  it('--profile read-only with --read-root reads only the cwd, the read roots and the minimal roots, and says so in --help', async () => {
+    const far = join(base, 'far');
+    await mkdir(far);
+    await writeFile(join(far, 'far.txt'), 'FAR AWAY\n');
+    const readOnly = (verb: string, ...rest: string[]) => [
+      verb,
+      '--profile',
+      'read-only',
+      '--cwd',
+      ws,
+      '--read-root',
+      other,
+      ...rest,
+    ];
+    const inCwd = await cli(readOnly('cat', 'notes.txt'));
+    expect(inCwd.stdout, inCwd.stderr).toBe('notes\n');
+    const inReadRoot = await cli(readOnly('cat', join(other, 'secret.txt')));
+    expect(inReadRoot.stdout, inReadRoot.stderr).toBe('secret\n');
+    const listed = await cli(readOnly('ls', other));
+    expect(listed.stdout, listed.stderr).toContain('secret.txt');
+    const grepped = await cli(readOnly('grep', 'secret', other));
+    expect(grepped.stdout, grepped.stderr).toContain('secret.txt:1:secret');
+    const minimal = await cli(readOnly('cat', '/etc/hostname'));
+    expect(minimal.stdout, minimal.stderr).toBe(readFileSync('/etc/hostname', 'utf8'));
+
+    // Elsewhere: refused by the policy check, typed; and without it, by the kernel sandbox, where
+    // the directory is not even mounted.
+    for (const args of [
+      readOnly('cat', join(far, 'far.txt')),
+      readOnly('ls', far),
+      readOnly('grep', 'FAR', far),
+    ]) {
+      expectRefused(await cli(args), 'permission_denied');
+      const kernel = await cli([...args.slice(0, 1), '--no-precheck', ...args.slice(1)]);
+      expect(kernel.code, kernel.stderr).toBe(1);
+      expect(kernel.stdout).not.toContain('FAR AWAY');
+      expect(kernel.stderr).toMatch(/^fs-sandbox: [^\n]* \[(permission_denied|not_found)\]\n$/);
+    }
+    // Read-only writes nothing, in the cwd either.
+    expectRefused(await cli(readOnly('write', 'ro-made.txt', 'x')), 'permission_denied');
+    expect(existsSync(join(ws, 'ro-made.txt'))).toBe(false);
+    expect(await readdir(far)).toEqual(['far.txt']);
+
+    const help = (await cli(['cat', '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain(
+      'read-only: writes nothing and reads the WHOLE disk, or with --read-root only the minimal roots, the cwd and the read roots.',
+    );
+  });
+
   it('reads the minimal roots of the platform by default (on Linux they include /etc)', async () => {
     // /etc holds the system configuration a program needs to start, so it is in the minimal reads.
     const hostname = await cli(['cat', '--cwd', ws, '/etc/hostname']);
