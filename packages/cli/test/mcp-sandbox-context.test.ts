@@ -53,4 +53,24 @@ describe('mcpSandboxContext', () => {
     // A directory inside it is a deeper entry, which wins over the deny.
     expect(denied(['/etc/app'], 'linux')).toBe(true);
   });
+
+  it('makes --read-only-dir directories read roots where they meet the allowed directories, and a directory inside one read-only', () => {
+    const entries = (
+      mcpSandboxContext({
+        directories: ['/w/a', '/w/ro', '/w/ro/inner'],
+        readOnlyDirectories: ['/w/ro', '/w/a/docs', '/elsewhere'],
+        readOnly: false,
+        deny: [],
+        os: 'linux',
+      }).permissions as { file_system: { entries: { path: { path?: string }; access: string }[] } }
+    ).file_system.entries;
+    const byAccess = (access: string) =>
+      entries
+        .filter((entry) => entry.access === access && entry.path.path?.startsWith('file:///w'))
+        .map((entry) => entry.path.path);
+    expect(byAccess('write')).toEqual(['file:///w/a']);
+    expect(byAccess('read').sort()).toEqual(['file:///w/a/docs', 'file:///w/ro', 'file:///w/ro/inner']);
+    // A marking outside every directory in force grants nothing.
+    expect(JSON.stringify(entries)).not.toContain('elsewhere');
+  });
 });
