@@ -69,7 +69,9 @@ export function registerMcpCommand(program: Command, deps: CliDeps): Command {
       }
       if (policy !== null) log(`fs-sandbox mcp: profile ${policy.name} of ${policy.file}`);
       if (flags.confineRoots && dirs.length === 0 && readOnlyDirectories.length === 0)
-        log("fs-sandbox mcp: --confine-roots has no effect without DIRs; the client's roots set the directories");
+        log(
+          "fs-sandbox mcp: --confine-roots has no effect without DIRs; the client's roots set the directories",
+        );
       // As the reference: DIRs that all fail to name a directory are a start-up error, not an empty server.
       if (dirs.length > 0 && AllowedDirectories.resolve(dirs, deps.io.cwd, os, () => {}).isEmpty) {
         log(`fs-sandbox mcp: none of the directories is accessible: ${dirs.join(', ')}`);
