@@ -520,11 +520,13 @@ describe.skipIf(!linux)(
         const old = await server.call('read_text_file', { path: join(dir('one'), 'one.txt') });
         expect(old.isError).toBe(true);
         expect(old.text).toMatch(/^permission_denied: /);
-        // Roots that name nothing usable leave the directories as they were.
+        // Roots that name nothing usable, once the client's are in force, withdraw every
+        // directory (as the reference's 2.3.0 does; 2026.8.31 kept the previous ones).
         await server.setRoots([{ uri: pathToFileURL(dir('missing')).href }]);
-        expect((await server.call('list_allowed_directories')).text).toBe(
-          `Allowed directories:\n${dir('two')}`,
-        );
+        expect((await server.call('list_allowed_directories')).text).toBe('Allowed directories:\n');
+        const revoked = await server.call('read_text_file', { path: join(dir('two'), 'two.txt') });
+        expect(revoked.isError).toBe(true);
+        expect(revoked.text).toMatch(/^permission_denied: /);
       } finally {
         await server.close();
       }
