@@ -1,5 +1,6 @@
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -144,6 +145,7 @@ function makeMarkedFixture(base: string): { ws: string; ro: string; outside: str
     'ws/data.unknown': Buffer.from([0, 1, 2, 255]),
     'ws/plain.unknown': 'plain text\n',
     'ro/keep.txt': 'keep\n',
+    'ws/lib/ro/nested.txt': 'nested\n',
     'ro/deep/keep.json': '{"k":1}\n',
     'outside/secret.txt': 'OUTSIDE SECRET\n',
   })) {
@@ -151,6 +153,7 @@ function makeMarkedFixture(base: string): { ws: string; ro: string; outside: str
     writeFileSync(join(base, name), content);
   }
   symlinkSync('../outside/secret.txt', join(ws, 'link-out'));
+  symlinkSync('notes.txt', join(ws, 'link-in'));
   return { ws, ro, outside };
 }
 
@@ -174,7 +177,13 @@ describe.skipIf(!linux)(
     beforeAll(async () => {
       ensureBuilt();
       base = await mkdtemp('/tmp/fs-sandbox-mcp-23-marked-');
-      const flags = (root: string) => ['--read-only-dir', join(root, 'ro'), join(root, 'ws')];
+      const flags = (root: string) => [
+        '--read-only-dir',
+        join(root, 'ro'),
+        '--read-only-dir',
+        join(root, 'ws', 'lib', 'ro'),
+        join(root, 'ws'),
+      ];
       makeMarkedFixture(mine());
       makeMarkedFixture(theirs());
       [ours, reference] = await Promise.all([
@@ -206,6 +215,9 @@ describe.skipIf(!linux)(
         ['move_file', (root) => ({ source: `${root}/ro/keep.txt`, destination: `${root}/ws/moved.txt` })],
         ['move_file', (root) => ({ source: `${root}/ws/notes.txt`, destination: `${root}/ro/notes.txt` })],
         ['copy_file', (root) => ({ source: `${root}/ws/notes.txt`, destination: `${root}/ro/copy.txt` })],
+        // A read-only directory inside a writable one: written to, or carried off by moving its parent.
+        ['write_file', (root) => ({ path: `${root}/ws/lib/ro/nested.txt`, content: 'changed' })],
+        ['move_file', (root) => ({ source: `${root}/ws/lib`, destination: `${root}/ws/lib2` })],
       ];
       for (const [tool, args] of writes) {
         const result = await both(tool, args);
@@ -217,13 +229,37 @@ describe.skipIf(!linux)(
       }
       for (const root of [mine(), theirs()]) {
         expect(readFileSync(join(root, 'ro', 'keep.txt'), 'utf8')).toBe('keep\n');
-        for (const name of ['ro/new.txt', 'ro/made', 'ro/notes.txt', 'ro/copy.txt', 'ws/moved.txt'])
+        expect(readFileSync(join(root, 'ws', 'lib', 'ro', 'nested.txt'), 'utf8')).toBe('nested\n');
+        for (const name of [
+          'ro/new.txt',
+          'ro/made',
+          'ro/notes.txt',
+          'ro/copy.txt',
+          'ws/moved.txt',
+          'ws/lib2',
+        ])
           expect(existsSync(join(root, name)), `${root} ${name}`).toBe(false);
         expect(existsSync(join(root, 'ws', 'notes.txt'))).toBe(true);
       }
       // The writable directory stays writable.
       const written = await both('write_file', (root) => ({ path: `${root}/ws/fresh.txt`, content: 'ok' }));
       expect(written.ours).toMatchObject({ isError: false, text: written.reference.text });
+      // copy_file of a link inside copies the file it leads to; of a link out, nothing.
+      const viaLink = await both('copy_file', (root) => ({
+        source: `${root}/ws/link-in`,
+        destination: `${root}/ws/from-link.txt`,
+      }));
+      expect(viaLink.ours).toMatchObject({ isError: false, text: viaLink.reference.text });
+      const outward = await both('copy_file', (root) => ({
+        source: `${root}/ws/link-out`,
+        destination: `${root}/ws/from-out.txt`,
+      }));
+      expect([outward.ours.isError, outward.reference.isError]).toEqual([true, true]);
+      for (const root of [mine(), theirs()]) {
+        expect(lstatSync(join(root, 'ws', 'from-link.txt')).isFile()).toBe(true);
+        expect(readFileSync(join(root, 'ws', 'from-link.txt'), 'utf8')).toBe('notes\n');
+        expect(existsSync(join(root, 'ws', 'from-out.txt'))).toBe(false);
+      }
     }, 120_000);
 
     it('serves files as file:// resources through the same sandbox: text, blobs, and the same refusals', async () => {

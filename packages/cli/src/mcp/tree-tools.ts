@@ -200,9 +200,26 @@ export const TREE_TOOLS = [
           source.isDirectory ? 'is_directory' : 'not_regular_file',
           `${args.source} is not a regular file: only files are copied`,
         );
+      // A link is copied as the file it leads to, as the reference copies a path's real location
+      // (fs/copy alone would recreate the link); that location must lie in the allowed directories
+      // too. Should the real path be swapped for a link meanwhile, fs/copy copies that link as a
+      // link: it never follows one.
+      const from = source.isSymlink
+        ? scope.directories.uri(
+            pathUriToNative(
+              (await scope.call('fs/canonicalize', { path: sourcePath })).path,
+              scope.directories.os,
+            ),
+          )
+        : sourcePath;
       // Never over an existing destination: the helper claims the name when the copy lands
       // (link(2) fails if anything is there at that instant), so nothing created meanwhile is replaced.
-      await scope.call('fs/copy', { sourcePath, destinationPath, recursive: false, overwrite: false });
+      await scope.call('fs/copy', {
+        sourcePath: from,
+        destinationPath,
+        recursive: false,
+        overwrite: false,
+      });
       return textResult(`Successfully copied ${args.source} to ${args.destination}`);
     },
   }),
