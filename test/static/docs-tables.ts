@@ -183,7 +183,7 @@ export const LIMIT_ROWS: readonly [string, (limits: Limits) => string][] = [
   [
     'helper run time',
     (l) =>
-      `${duration(l.helperTimeoutMs)} by default (\`--timeout\`), then the whole process tree is killed (\`timeout\`); a write's temporary file is then removed by a clean-up helper under the same sandbox (temp names carry a random per-request tag)`,
+      `${duration(l.helperTimeoutMs)} by default (\`--timeout\`; ${duration(l.mcpHelperTimeoutMs)} for \`mcp\`, the reference's per-call bound), then the whole process tree is killed (\`timeout\`); a write's temporary file is then removed by a clean-up helper under the same sandbox (temp names carry a random per-request tag)`,
   ],
   [
     'deny-glob scan (Linux)',

@@ -61,6 +61,11 @@ export const LIMITS = {
   /** Default helper run time before the whole sandboxed process tree is killed. */
   helperTimeoutMs: 60_000,
   /**
+   * The same for `fs-sandbox mcp` (when its --timeout names none): the reference MCP server bounds
+   * its file system calls to 15 s, well inside the 60 s an MCP client waits for an answer.
+   */
+  mcpHelperTimeoutMs: 15_000,
+  /**
    * Deny globs are enforced on Linux by masking the paths that match when the sandbox is built. The
    * scan that finds them stops at this many entries, and at this depth below a pattern's literal
    * prefix for `**`; a scan stopped with entries left unseen refuses the sandbox, never weakens it.

@@ -1,4 +1,4 @@
-import { currentHostOs, FsError } from '@fs-sandbox/policy';
+import { currentHostOs, FsError, LIMITS } from '@fs-sandbox/policy';
 import type { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { addBrokerOptions, type BrokerFlags, brokerOptionsFrom } from './broker-options.js';
@@ -16,17 +16,11 @@ interface McpFlags extends BrokerFlags, PoolFlags, PolicyFlags {
   deny: string[];
 }
 
-/**
- * A helper run's bound when --timeout names none: the reference bounds its file system calls to
- * 15 s (FS_CALL_TIMEOUT_MS), well inside the 60 s an MCP client waits for an answer.
- */
-export const MCP_CALL_TIMEOUT_MS = 15_000;
-
 /** `fs-sandbox mcp DIR…`: the MCP filesystem server over stdio, every tool call sandboxed. */
 export function registerMcpCommand(program: Command, deps: CliDeps): Command {
   return addPoolOptions(addBrokerOptions(addPolicyOptions(program.command('mcp'))))
     .description(
-      `serve the MCP filesystem tools over stdio (a drop-in for @modelcontextprotocol/server-filesystem), each call in a sandbox of the allowed directories; a helper run is bounded to ${MCP_CALL_TIMEOUT_MS / 1000} s unless --timeout says otherwise`,
+      `serve the MCP filesystem tools over stdio (a drop-in for @modelcontextprotocol/server-filesystem), each call in a sandbox of the allowed directories; a helper run is bounded to ${LIMITS.mcpHelperTimeoutMs / 1000} s unless --timeout says otherwise`,
     )
     .argument('[dirs...]', "allowed directories (none: the client's MCP roots)")
     .option('--read-only', 'the allowed directories are readable only')
@@ -82,7 +76,8 @@ export function registerMcpCommand(program: Command, deps: CliDeps): Command {
       const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
       const broker = deps.createBroker({
         ...brokerOptionsFrom(flags, deps.io),
-        timeoutMs: flags.timeout ?? MCP_CALL_TIMEOUT_MS,
+        // The reference's bound unless --timeout names one.
+        timeoutMs: flags.timeout ?? LIMITS.mcpHelperTimeoutMs,
         pool: poolOptionsFrom(flags),
       });
       const server = await createMcpServer({
