@@ -9,8 +9,9 @@ import { type CliUser, NOBODY_UID, runCli, USERS } from './support/cli.js';
  * What `why` (fs/explainAccess) says is what the kernel lets a command and a helper read. Under the
  * default profile (the minimal roots, the workspace) and under a policy with no minimal entry (the
  * workspace alone: the sandbox then shows the runtime's roots, /usr and the like, but not /etc),
- * for /etc/hostname, /usr/bin/env, a workspace file, a file outside and /etc/shadow (which a root
- * broker's command could read if the minimal set granted it): a command's `cat`, the
+ * and under the read-only profile (the whole disk read), for /etc/hostname, /usr/bin/env, a
+ * workspace file, a file outside and /etc/shadow (which a root broker's command could read if the
+ * minimal set or the whole-disk read granted it): a command's `cat`, the
  * helper's fs/readFile with the pre-check and without it, and the explanation agree.
  */
 
@@ -29,11 +30,16 @@ afterAll(async () => {
 
 const env = { PATH: '/usr/bin:/bin' };
 
-function context(ws: string, minimal: boolean): unknown {
-  const entries = [
-    ...(minimal ? [{ path: { type: 'special', value: { kind: 'minimal' } }, access: 'read' }] : []),
-    { path: { type: 'path', path: `file://${ws}` }, access: 'write' },
-  ];
+/** The default profile (`minimal` and the workspace), the workspace alone, or the read-only profile (`root`). */
+function context(ws: string, grant: 'minimal' | 'workspace' | 'root'): unknown {
+  const special = (kind: string) => ({ path: { type: 'special', value: { kind } }, access: 'read' });
+  const workspace = { path: { type: 'path', path: `file://${ws}` }, access: 'write' };
+  const entries =
+    grant === 'root'
+      ? [special('root')]
+      : grant === 'minimal'
+        ? [special('minimal'), workspace]
+        : [workspace];
   return {
     permissions: { type: 'managed', file_system: { type: 'restricted', entries }, network: 'restricted' },
     cwd: `file://${ws}`,
@@ -66,7 +72,7 @@ describe.each(USERS)('as %s', (user: CliUser) => {
   const cases = [
     [
       'the default profile',
-      true,
+      'minimal',
       // /etc/shadow: a root-only secret the minimal set does not grant (a root broker's command
       // could read it otherwise).
       {
@@ -79,7 +85,7 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     ],
     [
       'a policy with no minimal entry',
-      false,
+      'workspace',
       {
         '/etc/hostname': 'none',
         '/usr/bin/env': 'read',
@@ -88,13 +94,25 @@ describe.each(USERS)('as %s', (user: CliUser) => {
         '/etc/shadow': 'none',
       },
     ],
+    [
+      'the read-only profile (the whole disk read)',
+      'root',
+      // /etc/shadow: a whole-disk read does not include the root-only secrets either.
+      {
+        '/etc/hostname': 'read',
+        '/usr/bin/env': 'read',
+        mine: 'read',
+        outside: 'read',
+        '/etc/shadow': 'none',
+      },
+    ],
   ] as const;
 
-  it.each(cases)('under %s: why, a command and the helper agree', async (_name, minimal, expected) => {
+  it.each(cases)('under %s: why, a command and the helper agree', async (_name, grant, expected) => {
     const paths = Object.keys(expected).map((key) =>
       key === 'mine' ? join(ws, 'mine.txt') : key === 'outside' ? join(base, 'outside.txt') : key,
     );
-    const sandbox = context(ws, minimal);
+    const sandbox = context(ws, grant);
     const options = { user, env, cwd: ws, timeoutMs: 30_000 };
     // The CLI's `why` for one path, the server's fs/explainAccess for all.
     const why = await runCli(

@@ -427,7 +427,7 @@ describe('shortcut commands', () => {
       "workspace-write: writes the writable roots (default: the cwd), reads only the platform's minimal roots",
     );
     expect(help).toContain(
-      'read-only: writes nothing and reads the WHOLE disk, or with --read-root only the minimal roots, the cwd and the read roots',
+      'read-only: writes nothing and reads the WHOLE disk (but the root-only secrets such as /etc/shadow and host keys), or with --read-root only the minimal roots, the cwd and the read roots',
     );
     expect(run.stdout).toContain('--no-sandbox');
     expect(run.stdout).toContain('--read-root');

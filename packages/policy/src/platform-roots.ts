@@ -47,12 +47,13 @@ export function runtimeReadRootCandidates(os: HostOs): string[] {
 
 /**
  * Root-only secrets inside the minimal set: files a root broker's sandbox could read through a
- * `minimal` entry (its uid is root on the host, and mode 0600/0640 stops no one but other uids),
- * though no program needs them to run. A `minimal` entry grants its roots *except* these: each is
- * denied at its own depth, labelled as the minimal set's (permissions/access.ts), and masked by the
- * sandbox (widening.ts adds the deny entries beside the expanded roots). A policy that grants one
- * by its own entry still gets it unless it also has a `minimal` entry (the deeper deny wins then),
- * and a policy that grants `/etc` without `minimal` reads them, as it asked. Exact paths, not
+ * `minimal` entry or a whole-disk read (its uid is root on the host, and mode 0600/0640 stops no
+ * one but other uids), though no program needs them to run. Those grants include everything
+ * *except* these: each is denied at its own depth, labelled as the grant's
+ * (permissions/access.ts secretsCarvedFrom), and masked by the sandbox (widening.ts adds the deny
+ * entries beside the grant). A policy that grants one by its own entry still gets it unless it also
+ * has such a grant (the deeper deny wins then), and a policy that grants `/etc` by its own path
+ * reads them, as it asked. Exact paths, not
  * globs: the ssh key types are spelled out, since a deny glob makes every launch scan the host and
  * refuses a sandbox where the glob could match through a symlink (a NixOS `/etc` is links).
  */

@@ -1,7 +1,7 @@
 import type { HostOs } from './host-os.js';
 import { pathStartsWith } from './native-path.js';
 import { nativeToPathUri } from './path-uri.js';
-import { accessFor } from './permissions/access.js';
+import { accessFor, secretsCarvedFrom } from './permissions/access.js';
 import { hasFullDiskRead } from './permissions/full-disk.js';
 import { rootOnlySecrets, runtimeReadRootCandidates } from './platform-roots.js';
 import {
@@ -72,19 +72,22 @@ export function widenForHelperRuntime(
   });
   let widened: RestrictedProfile = withEntries(
     profile,
-    profile.file_system.entries.flatMap((entry) =>
-      entry.path.type === 'special' && entry.path.value.kind === 'minimal'
-        ? [
-            ...reads.minimalRootsPresent.map((root) => readEntry(root, entry.access)),
-            // What `minimal` does not grant (access.ts minimalExclusions), masked like any deny.
-            ...rootOnlySecrets(os)
-              .filter((secret) =>
-                reads.minimalRootsPresent.some((root) => pathStartsWith(os, secret.path, root)),
-              )
-              .map((secret) => readEntry(secret.path, 'deny')),
-          ]
-        : [entry],
-    ),
+    profile.file_system.entries.flatMap((entry) => {
+      // What `minimal` and a whole-disk read do not grant (access.ts secretsCarvedFrom), masked
+      // like any deny.
+      const carved = secretsCarvedFrom(entry);
+      const grants =
+        carved === 'minimal'
+          ? reads.minimalRootsPresent.map((root) => readEntry(root, entry.access))
+          : [entry];
+      if (carved === null) return grants;
+      const secrets = rootOnlySecrets(os).filter(
+        (secret) =>
+          carved === 'root' ||
+          reads.minimalRootsPresent.some((root) => pathStartsWith(os, secret.path, root)),
+      );
+      return [...grants, ...secrets.map((secret) => readEntry(secret.path, 'deny'))];
+    }),
   );
   for (const path of runtimeReadPaths(profile, reads)) {
     const decision = accessFor(widened, path, os);

@@ -1,12 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { HostOs } from '../src/host-os.js';
 import { resolveSandboxContext } from '../src/permissions/resolve-context.js';
+import { rootOnlySecrets } from '../src/platform-roots.js';
 import { buildSandboxPlan } from '../src/sandbox-plan-builder.js';
 import type { PermissionProfile, SandboxContext } from '../src/schemas/sandbox-context.js';
 import { type HelperRuntimeReads, widenForHelperRuntime } from '../src/widening.js';
 import { context, glob, pathEntry, projectRoots, restricted, special } from './support/contexts.js';
 
 const PROTECTED = ['.git', '.agents', '.codex', 'fs-sandbox.toml'];
+/** A whole-disk read shows everything but the host's root-only secrets (platform-roots.ts), each masked. */
+const SECRETS_MASKED = rootOnlySecrets('linux')
+  .map((secret) => secret.path)
+  .sort();
 const linuxRuntime: HelperRuntimeReads = {
   os: 'linux',
   helperFiles: ['/opt/node/bin/node', '/opt/app/dist/helper.cjs'],
@@ -25,13 +30,13 @@ const planOf = (profile: PermissionProfile, extra: Partial<SandboxContext> = {})
   plan(context(profile, extra));
 
 describe('buildSandboxPlan', () => {
-  it('read-only: the whole disk read-only, nothing else', () => {
+  it('read-only: the whole disk read-only but the root-only secrets, nothing else', () => {
     expect(planOf(restricted(special('root', 'read')), { cwd: 'file:///w' })).toEqual({
       os: 'linux',
-      fullDiskRead: true,
-      readableRoots: [],
+      fullDiskRead: false,
+      readableRoots: ['/'],
       writableRoots: [],
-      deniedPaths: [],
+      deniedPaths: SECRETS_MASKED,
       denyGlobs: [],
       cwd: '/w',
     });
@@ -47,7 +52,7 @@ describe('buildSandboxPlan', () => {
       fullDiskRead: false,
       readableRoots: ['/'],
       writableRoots: [{ root: '/w', readOnlySubpaths: [], protectedNames: PROTECTED }],
-      deniedPaths: ['/w/.env'],
+      deniedPaths: [...SECRETS_MASKED, '/w/.env'],
       denyGlobs: [],
       cwd: null,
     });
@@ -111,7 +116,7 @@ describe('buildSandboxPlan', () => {
         pathEntry('file:///r/p/ro', 'read'),
       ),
     );
-    expect(withRoot.fullDiskRead).toBe(true);
+    expect(withRoot.readableRoots).toEqual(['/']);
     expect(withRoot.unshownReadOnlyPaths).toEqual(['/l/p/docs']);
     const narrow = planOf(
       restricted(

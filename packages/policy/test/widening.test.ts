@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accessFor, MINIMAL_SECRET_LABEL } from '../src/permissions/access.js';
+import { accessFor, rootOnlySecretLabel } from '../src/permissions/access.js';
 import { rootOnlySecrets } from '../src/platform-roots.js';
 import { runtimeReadOf, runtimeReadPaths, widenForHelperRuntime } from '../src/widening.js';
 import { glob, pathEntry, restricted, special } from './support/contexts.js';
@@ -53,9 +53,23 @@ describe('widenForHelperRuntime', () => {
         runtimeReadOf(profile, path, runtime) !== null,
       );
   });
-  it('adds nothing under full-disk read', () => {
+  it('adds nothing under full-disk read but the masks of the root-only secrets', () => {
     const profile = restricted(special('root', 'read'), pathEntry('file:///w', 'write'));
-    expect(widenForHelperRuntime(profile, runtime)).toEqual(profile);
+    expect(widenForHelperRuntime(profile, runtime)).toEqual(
+      restricted(
+        special('root', 'read'),
+        ...rootOnlySecrets('linux').map((secret) => pathEntry(`file://${secret.path}`, 'deny')),
+        pathEntry('file:///w', 'write'),
+      ),
+    );
+    // A whole-disk write is its owner's: nothing is carved out of it.
+    const writes = restricted(special('root', 'write'), pathEntry('file:///w/.env', 'deny'));
+    expect(widenForHelperRuntime(writes, runtime)).toEqual(writes);
+    expect(accessFor(profile, '/etc/shadow', 'linux')).toMatchObject({
+      access: 'deny',
+      entry: rootOnlySecretLabel('root'),
+    });
+    expect(accessFor(writes, '/etc/shadow', 'linux').access).toBe('write');
   });
   it('expands minimal entries to the roots that exist', () => {
     const widened = widenForHelperRuntime(restricted(special('minimal', 'read')), {
@@ -100,7 +114,7 @@ describe('widenForHelperRuntime', () => {
       }
     }
     expect(accessFor(restricted(special('minimal', 'read')), '/etc/shadow', 'linux').entry).toBe(
-      MINIMAL_SECRET_LABEL,
+      rootOnlySecretLabel('minimal'),
     );
   });
   it('never weakens a deny', () => {

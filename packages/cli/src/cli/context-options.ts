@@ -61,7 +61,7 @@ export interface PolicyFlags {
 export const PROFILE_HELP =
   'sandbox profile: a built-in one, or with --policy/--find-policy a profile of the policy file. workspace-write: writes the writable roots (default: the cwd), reads only the ' +
   "platform's minimal roots (what a program needs to start), the cwd, the writable roots and the " +
-  '--read-roots. read-only: writes nothing and reads the WHOLE disk, or with --read-root only the ' +
+  '--read-roots. read-only: writes nothing and reads the WHOLE disk (but the root-only secrets such as /etc/shadow and host keys), or with --read-root only the ' +
   'minimal roots, the cwd and the read roots. (On Windows reads cannot be confined: both read the whole disk.)';
 
 /** Commander's accumulator for a repeatable option. */

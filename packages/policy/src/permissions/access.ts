@@ -8,7 +8,12 @@ import {
   splitNativePath,
 } from '../native-path.js';
 import { rootOnlySecrets } from '../platform-roots.js';
-import { type Access, isRestrictedProfile, type PermissionProfile } from '../schemas/sandbox-context.js';
+import {
+  type Access,
+  type FileSystemEntry,
+  isRestrictedProfile,
+  type PermissionProfile,
+} from '../schemas/sandbox-context.js';
 import { entryLabel, entryScope } from './entry-scope.js';
 import {
   EXECUTABLE_SURFACE,
@@ -81,28 +86,44 @@ function decide(profile: PermissionProfile, nativePath: string, os: HostOs): Dec
         candidates.push({ depth: split.segments.length, decision });
       }
     }
-    if (entry.path.type === 'special' && entry.path.value.kind === 'minimal')
-      candidates.push(...minimalExclusions(os, path));
+    const carved = secretsCarvedFrom(entry);
+    if (carved !== null) candidates.push(...rootOnlySecretExclusions(os, path, carved));
     for (const candidate of candidates) if (beats(candidate, best)) best = candidate;
   }
   return best ? best.decision : { access: 'deny', entry: null, root: null };
 }
 
-/** How a denial carved out of the minimal set is labelled (platform-roots.ts rootOnlySecrets). */
-export const MINIMAL_SECRET_LABEL = 'minimal:deny (a root-only secret)';
+/**
+ * The grants that never include the root-only secrets (platform-roots.ts rootOnlySecrets): the
+ * minimal set, and a whole-disk read (the read-only profile), under which a root broker's sandbox
+ * would otherwise read the host's password hashes and private keys. A whole-disk *write* is left
+ * as written: without anything narrowing it, it runs with no sandbox at all, and its owner chose so.
+ */
+export function secretsCarvedFrom(entry: FileSystemEntry): 'minimal' | 'root' | null {
+  if (entry.path.type !== 'special') return null;
+  const { kind } = entry.path.value;
+  if (kind === 'minimal') return 'minimal';
+  return kind === 'root' && entry.access === 'read' ? 'root' : null;
+}
+
+/** How a denial carved out of such a grant is labelled. */
+export function rootOnlySecretLabel(grant: 'minimal' | 'root'): string {
+  return `${grant}:deny (a root-only secret)`;
+}
 
 /**
- * The root-only secrets a `minimal` entry does not grant, as denials at their own depth: deeper than the minimal root, so they win over it and over any grant at or
- * above them, as the masks the widening adds win in the sandbox.
+ * The root-only secrets the grant does not include, as denials at their own depth: deeper than
+ * the grant's root, so they win over it and over any grant at or above them, as the masks the
+ * widening adds win in the sandbox.
  */
-function minimalExclusions(os: HostOs, path: string): Candidate[] {
+function rootOnlySecretExclusions(os: HostOs, path: string, grant: 'minimal' | 'root'): Candidate[] {
   const candidates: Candidate[] = [];
   for (const secret of rootOnlySecrets(os)) {
     const at = splitNativePath(os, secret.path);
     if (at === null || !pathStartsWith(os, path, secret.path)) continue;
     candidates.push({
       depth: at.segments.length,
-      decision: { access: 'deny', entry: MINIMAL_SECRET_LABEL, root: null },
+      decision: { access: 'deny', entry: rootOnlySecretLabel(grant), root: null },
     });
   }
   return candidates;
