@@ -126,7 +126,7 @@ describe('the human verbs are sandboxed by default', () => {
 
     const help = (await cli(['cat', '--help'])).stdout.replace(/\s+/g, ' ');
     expect(help).toContain(
-      'read-only: writes nothing and reads the WHOLE disk, or with --read-root only the minimal roots, the cwd and the read roots.',
+      'read-only: writes nothing and reads the WHOLE disk (but the root-only secrets such as /etc/shadow and host keys), or with --read-root only the minimal roots, the cwd and the read roots.',
     );
   });
 
