@@ -36,6 +36,14 @@ export function helperScript(runtime: HelperRuntime): string | null {
 }
 
 /**
+ * node loads its OpenSSL configuration (OPENSSLDIR/openssl.cnf) while starting and exits when that
+ * file exists but cannot be read, as under Seatbelt or Landlock, which judge the host's own paths.
+ * The helper needs no OpenSSL configuration, so it reads an empty one (/dev/null, which both
+ * allow) instead of a path the sandbox would have to expose.
+ */
+export const NODE_EMPTY_OPENSSL_CONFIG: readonly string[] = ['--openssl-config=/dev/null'];
+
+/**
  * The exact files every sandbox lets the helper read (and node and ripgrep execute), in launch
  * order: warm spares start before their method is known, so ripgrep is in every launch.
  */

@@ -6,6 +6,7 @@ import {
   type HelperRuntime,
   helperScript,
   type LaunchSpec,
+  NODE_EMPTY_OPENSSL_CONFIG,
   runtimeFiles,
   type SandboxBackend,
 } from '../backend.js';
@@ -65,7 +66,7 @@ export function createLandlockBackend(reason: string): SandboxBackend {
         sandboxArgs: args,
         runtime: runtime.executable.path,
         runtimeKind: runtime.executable.kind,
-        runtimeArgs: [],
+        runtimeArgs: runtime.executable.kind === 'node' ? [...NODE_EMPTY_OPENSSL_CONFIG] : [],
         helper: helperScript(runtime),
         helperArgs: [],
         // Nothing is mounted and the helper sees the host's own tree, so a warm helper has no view

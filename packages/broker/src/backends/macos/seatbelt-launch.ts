@@ -1,5 +1,5 @@
 import type { SandboxPlan } from '@fs-sandbox/policy';
-import type { HelperRuntime, LaunchSpec } from '../backend.js';
+import { type HelperRuntime, type LaunchSpec, NODE_EMPTY_OPENSSL_CONFIG } from '../backend.js';
 import { resolveMacosTopLevelAlias } from './macos-path-aliases.js';
 import { buildSeatbeltProfile } from './seatbelt-profile.js';
 
@@ -10,15 +10,8 @@ import { buildSeatbeltProfile } from './seatbelt-profile.js';
 export const SANDBOX_EXEC_PATH = '/usr/bin/sandbox-exec';
 
 /**
- * node loads its OpenSSL configuration (OPENSSLDIR/openssl.cnf) while starting and exits when that
- * file exists but cannot be read. The helper needs no OpenSSL configuration, so it reads an empty
- * one (/dev/null, which the profile allows) instead of a path the sandbox would have to expose.
- */
-const SEATBELT_NODE_FLAGS = ['--openssl-config=/dev/null'] as const;
-
-/**
  * The `sandbox-exec` launch that runs the helper under the plan: `-p <profile>`, one `-D KEY=VALUE`
- * per path parameter, `--`, then node (with SEATBELT_NODE_FLAGS) and the helper bundle. Pure, so
+ * per path parameter, `--`, then node (with NODE_EMPTY_OPENSSL_CONFIG) and the helper bundle. Pure, so
  * `fs-sandbox explain` and the golden tests can build it on any OS. Nothing is mounted: Seatbelt
  * judges every access by path when it happens, so a warm helper has no view to go stale.
  */
@@ -31,7 +24,7 @@ export function buildSeatbeltLaunch(plan: SandboxPlan, runtime: HelperRuntime): 
     sandboxArgs: ['-p', profile.text, ...defines, '--'],
     runtime: resolveMacosTopLevelAlias(runtime.executable.path),
     runtimeKind: runtime.executable.kind,
-    runtimeArgs: [...SEATBELT_NODE_FLAGS],
+    runtimeArgs: [...NODE_EMPTY_OPENSSL_CONFIG],
     helper: resolveMacosTopLevelAlias(runtime.helperBundle),
     helperArgs: [],
     mountPoints: [],
