@@ -279,7 +279,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
           if (precheck) prechecked((paths) => precheckPhysical(paths, prepared.guard, os));
           const helperRequest = toRun();
           if (helperRequest === null) return { reply: null, backend: prepared.launch.backend };
-          return runner.run(helperRequest, prepared, runOptions);
+          return runner.run(helperRequest, prepared, runOptions, context);
         },
       });
       return { result: resultOf<M>(batch === null ? (reply as HelperReply) : batch.merged(reply)), info };

@@ -77,40 +77,59 @@ describe('Landlock rules', () => {
     expect(cwd).toBe('/ws');
   });
 
-  it('carves a denied directory out by granting each sibling, the parent keeping nothing', () => {
-    const { rules } = buildLandlockRules(
-      plan({ writableRoots: [ws()], deniedPaths: ['/ws/secret'] }),
-      [],
-      [],
-      tree,
-      {
-        command: false,
-      },
-    );
-    const ws_ = rules.filter((rule) => rule.path.startsWith('/ws'));
-    expect(ws_).toEqual(
-      expect.arrayContaining([
-        { path: '/ws/.git', mask: WRITE },
-        { path: '/ws/.env', mask: WRITE },
-        { path: '/ws/src', mask: WRITE },
-        { path: '/ws/a.txt', mask: WRITE },
-      ]),
-    );
-    expect(ws_.some((rule) => rule.path === '/ws' || rule.path.startsWith('/ws/secret'))).toBe(false);
+  it('carves a denied directory out by granting each sibling; for a command the parent keeps nothing', () => {
+    const rulesFor = (command: boolean) =>
+      buildLandlockRules(plan({ writableRoots: [ws()], deniedPaths: ['/ws/secret'] }), [], [], tree, {
+        command,
+      }).rules.filter((rule) => rule.path.startsWith('/ws'));
+    for (const command of [true, false]) {
+      const ws_ = rulesFor(command);
+      expect(ws_).toEqual(
+        expect.arrayContaining([
+          { path: '/ws/.git', mask: WRITE },
+          { path: '/ws/.env', mask: WRITE },
+          { path: '/ws/src', mask: WRITE },
+          { path: '/ws/a.txt', mask: WRITE },
+        ]),
+      );
+      expect(ws_.some((rule) => rule.path.startsWith('/ws/secret'))).toBe(false);
+    }
+    expect(rulesFor(true).some((rule) => rule.path === '/ws')).toBe(false);
+    // The helper's guard refuses writes into the denied directory by where they land: the parent
+    // keeps the writes (so files beside it can be made and replaced), never a read, list or execute.
+    expect(rulesFor(false)).toContainEqual({ path: '/ws', mask: LANDLOCK_WRITE & ~LANDLOCK_READ });
   });
 
   it('keeps listing above a denied file, and nothing that reaches its content', () => {
-    const { rules } = buildLandlockRules(
-      plan({ writableRoots: [ws()], deniedPaths: ['/ws/.env'] }),
-      [],
-      [],
-      tree,
-      {
-        command: false,
-      },
-    );
-    expect(rules).toContainEqual({ path: '/ws', mask: LANDLOCK_FS.readDir | LANDLOCK_FS.makeDir });
-    expect(rules.some((rule) => rule.path === '/ws/.env')).toBe(false);
+    const rulesFor = (command: boolean) =>
+      buildLandlockRules(plan({ writableRoots: [ws()], deniedPaths: ['/ws/.env'] }), [], [], tree, {
+        command,
+      }).rules;
+    const listing = LANDLOCK_FS.readDir | LANDLOCK_FS.makeDir;
+    expect(rulesFor(true)).toContainEqual({ path: '/ws', mask: listing });
+    expect(rulesFor(false)).toContainEqual({
+      path: '/ws',
+      mask: (LANDLOCK_WRITE & ~LANDLOCK_READ) | listing,
+    });
+    for (const command of [true, false]) {
+      const above = rulesFor(command).find((rule) => rule.path === '/ws')?.mask ?? -1;
+      expect(above & (LANDLOCK_FS.readFile | LANDLOCK_FS.execute)).toBe(0);
+      expect(rulesFor(command).some((rule) => rule.path === '/ws/.env')).toBe(false);
+    }
+  });
+
+  it('lets the helper write beside a read-only path (its guard refuses the path), not a command', () => {
+    const root = ws({ readOnlySubpaths: ['/ws/src'] });
+    const command = buildLandlockRules(plan({ writableRoots: [root] }), [], [], tree, {
+      command: true,
+    }).rules;
+    expect(command).toContainEqual({ path: '/ws', mask: LANDLOCK_READ });
+    expect(command).toContainEqual({ path: '/ws/src', mask: LANDLOCK_READ });
+    expect(command).toContainEqual({ path: '/ws/a.txt', mask: WRITE });
+    const helper = buildLandlockRules(plan({ writableRoots: [root] }), [], [], tree, {
+      command: false,
+    }).rules;
+    expect(helper).toContainEqual({ path: '/ws', mask: WRITE });
   });
 
   it("carves a command's top-level .git read-only, not the helper's (its guard protects it)", () => {
@@ -135,7 +154,7 @@ describe('Landlock rules', () => {
       [],
       linked,
       {
-        command: false,
+        command: true,
       },
     );
     expect(rules.some((rule) => rule.path === '/ws')).toBe(false);

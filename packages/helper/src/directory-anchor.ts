@@ -58,6 +58,15 @@ export interface OpenDirectoryOptions {
   physical?: string;
 }
 
+/**
+ * O_PATH (not exported by node's or Bun's `constants`; the same value on every Linux architecture
+ * the helper is built for). An anchor names its directory for the paths below and asks its
+ * location and identity, which need no right to read the directory: under Landlock a directory
+ * beside a denied one cannot be listed (a listing there would reach the denied one too), and a
+ * file must still be writable in it.
+ */
+const O_PATH = 0o10000000;
+
 /** How the kernel marks the `/proc/self/fd/N` link of a file or directory removed after it was opened. */
 export const DELETED_SUFFIX = ' (deleted)';
 
@@ -71,10 +80,7 @@ export async function openDirectory(
   if (!useProcFd(os)) return await pathAnchor(access, display, os);
   let handle: FileHandle;
   try {
-    handle = await open(
-      fsPathArg(access),
-      constants.O_RDONLY | constants.O_DIRECTORY | (options.noFollow ? constants.O_NOFOLLOW : 0),
-    );
+    handle = await openAnchor(access, options.noFollow === true);
   } catch (error) {
     throw fromOsError(error, display, { noFollow: options.noFollow === true });
   }
@@ -97,6 +103,21 @@ export async function openDirectory(
   } catch (error) {
     await handle.close();
     throw fromOsError(error, display);
+  }
+}
+
+/**
+ * The descriptor of an anchor (listing it opens `/proc/self/fd/N` again, which is judged then).
+ * O_PATH with O_NOFOLLOW answers ENOTDIR for a symlink at the leaf; the plain open it is retried
+ * with tells a symlink (ELOOP: refused as one) from a file.
+ */
+async function openAnchor(access: string, noFollow: boolean): Promise<FileHandle> {
+  const leaf = noFollow ? constants.O_NOFOLLOW : 0;
+  try {
+    return await open(fsPathArg(access), O_PATH | constants.O_DIRECTORY | leaf);
+  } catch (error) {
+    if (!noFollow || !hasErrno(error, 'ENOTDIR')) throw error;
+    return await open(fsPathArg(access), constants.O_RDONLY | constants.O_DIRECTORY | leaf);
   }
 }
 

@@ -41,7 +41,12 @@ export async function runOnLastSandbox(
   const sent = new Promise<void>((resolve) => {
     markSent = resolve;
   });
-  const running = runner.run(request, last.sandbox, { ...options, signal: own.signal, onSent: markSent });
+  const running = runner.run(
+    request,
+    last.sandbox,
+    { ...options, signal: own.signal, onSent: markSent },
+    context,
+  );
   const settled = running.then(
     () => undefined,
     () => undefined,

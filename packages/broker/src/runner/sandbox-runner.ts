@@ -353,6 +353,7 @@ export class SandboxRunner {
     request: HelperRequest,
     prepared: PreparedSandbox,
     options: RunHelperOptions,
+    context: SandboxedContext,
   ): Promise<SandboxRun> {
     const { launch, guard } = prepared;
     const scopes = tempScopesOf(request, this.deps.os);
@@ -370,10 +371,14 @@ export class SandboxRunner {
       };
     } catch (error) {
       if (tempTag !== undefined) {
+        // Prepared again: Landlock's rules hold the objects that existed when a sandbox was built,
+        // so a directory the killed helper made is reachable only by a sandbox built since (the
+        // build is reused as it was when nothing it read has changed).
+        const now = await this.prepare(context).catch(() => prepared);
         for (const scope of scopes) {
-          const cleanup = { ...removeTempsRequest(scope, tempTag), guard };
+          const cleanup = { ...removeTempsRequest(scope, tempTag), guard: now.guard };
           await this.deps
-            .launcher(launch, cleanup, { timeoutMs: TEMP_CLEANUP_TIMEOUT_MS })
+            .launcher(now.launch, cleanup, { timeoutMs: TEMP_CLEANUP_TIMEOUT_MS })
             .catch(() => undefined);
         }
       }

@@ -20,9 +20,10 @@ import {
  *
  * The cost, said plainly: the rules are bound to the objects that exist when the sandbox starts. In
  * a directory that was carved (one holding a narrower path, or lying on the way to one), an entry
- * created later by anyone has no rule and is out of reach for the whole run, and the directory
- * itself cannot get a new entry from inside (no file may be made, removed or renamed directly in
- * it). Everything below an existing sibling behaves as a plain root.
+ * created later by anyone has no rule and is out of reach for the whole run, and for a command the
+ * directory itself cannot get a new entry from inside (no file may be made, removed or renamed
+ * directly in it; the helper may, GUARDED_BY_HELPER, but cannot read back what it made there).
+ * Everything below an existing sibling behaves as a plain root.
  *
  * Paths are compared by their real location: Landlock judges the object a path reaches, whatever
  * it was called, so a deny spelled through a symlink is carved where the object really lies.
@@ -54,6 +55,18 @@ const DEVICE_MASK = LANDLOCK_FS.readFile | LANDLOCK_FS.writeFile;
  * shows the file's name, as bwrap's mask does) and cannot reach the file's content or replace it.
  */
 const SAFE_ABOVE_FILE = LANDLOCK_FS.readDir | LANDLOCK_FS.makeDir;
+
+/**
+ * Rights a directory above a narrower path keeps for the *helper* besides those: every write
+ * (make, remove, rename, write, truncate). The helper judges each path it creates, replaces,
+ * renames onto or removes by its physical location (decideWrite: denied, read-only and protected
+ * paths at every depth), as it does for the top-level `.git`, so the kernel need not refuse
+ * those; without them no file could be written in a workspace root holding a denied `.env`
+ * (an atomic write makes its staging file beside the target). Reading a denied path's content,
+ * listing a denied directory and executing stay refused by Landlock. A command has no such guard:
+ * its directories keep only what the narrower path may have.
+ */
+const GUARDED_BY_HELPER = LANDLOCK_WRITE & ~LANDLOCK_READ;
 
 /** Rules beyond this are refused: each is a descriptor and a kernel object for the whole run. */
 export const LANDLOCK_MAX_RULES = 4096;
@@ -144,7 +157,7 @@ export function buildLandlockRules(
       (other) =>
         other.real !== entry.real &&
         pathStartsWith('linux', other.real, entry.real) &&
-        (entry.mask & ~conflictMask(other)) !== 0,
+        (entry.mask & ~conflictMask(other, options)) !== 0,
     );
     if (narrower.length === 0) {
       emit(entry.real, entry.mask);
@@ -153,7 +166,7 @@ export function buildLandlockRules(
     // On the tree itself (so on every directory on the way down): what each narrower path allows.
     emit(
       entry.real,
-      narrower.reduce((mask, other) => mask & conflictMask(other), entry.mask),
+      narrower.reduce((mask, other) => mask & conflictMask(other, options), entry.mask),
     );
     carve(
       entry.real,
@@ -168,10 +181,11 @@ export function buildLandlockRules(
 }
 
 /** What the directories above `entry` may grant without reaching into it. */
-function conflictMask(entry: Entry): number {
+function conflictMask(entry: Entry, options: { command: boolean }): number {
   // Listing /dev shows device names only; no right on it opens one.
   if (entry.real === DEV) return LANDLOCK_FS.readDir;
-  return entry.directory ? entry.mask : entry.mask | SAFE_ABOVE_FILE;
+  const own = entry.directory ? entry.mask : entry.mask | SAFE_ABOVE_FILE;
+  return options.command ? own : own | GUARDED_BY_HELPER;
 }
 
 /** Grants `mask` to every sibling on the way from `dir` down to each target, and not to the way itself. */
