@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import {
   uri,
   workspaceContext,
 } from './support/fixture.js';
+import { HELPER_RUNTIMES } from './support/helper-runtimes.js';
 import { diffTrees, snapshotTree } from './support/tree-snapshot.js';
 
 /**
@@ -81,6 +82,42 @@ describe.each(USERS)('without user namespaces, as %s', (user: CliUser) => {
     expect(explain.stdout).toContain('no private /proc');
   });
 
+  it.each(HELPER_RUNTIMES)(
+    'the %s helper writes beside denied paths (the workspace root) and reads back, with nothing but the context granted',
+    async (runtime) => {
+      // workspaceContext grants the workspace and `ro` only (no /etc: node's OpenSSL configuration
+      // is not readable), and denies a file and a directory at the workspace root, which Landlock
+      // carves: every helper write there makes its staging file beside the denied ones.
+      const env = { ...cliEnv(fixture), FS_SANDBOX_HELPER_RUNTIME: runtime };
+      const options = { user, env, precheck: false, userNamespaces: false, timeoutMs: 60_000 };
+      const context = workspaceContext(fixture);
+      const text = (value: string) => Buffer.from(value).toString('base64');
+      for (const [name, content] of [
+        ['hello.txt', 'replaced at the root\n'],
+        ['new-at-root.txt', 'made at the root\n'],
+      ]) {
+        const path = uri(join(fixture.ws, name as string));
+        const write = await callMethod(
+          'fs/writeFile',
+          { path, dataBase64: text(content as string), sandbox: context },
+          options,
+        );
+        expect(write.code, JSON.stringify(write.error)).toBe(0);
+        const read = await callMethod('fs/readFile', { path, sandbox: context }, options);
+        expect(read.result?.dataBase64, JSON.stringify(read.error)).toBe(text(content as string));
+      }
+      // The denied file stays closed to the same helper, by its guard and by the kernel.
+      const denied = await callMethod(
+        'fs/readFile',
+        { path: uri(join(fixture.ws, 'denied.txt')), sandbox: context },
+        options,
+      );
+      expect(denied.error?.data.errorKind).toBe('permission_denied');
+      expect(await readFile(join(fixture.ws, 'denied.txt'), 'utf8')).toBe('denied file content\n');
+      expect((await readdir(fixture.ws)).filter((name) => name.startsWith('.fs-sandbox-'))).toEqual([]);
+    },
+  );
+
   it('refuses by the kernel (pre-check off): writes outside, denied and outside reads, links out', async () => {
     const before = await snapshotTree(fixture.base);
     const refusals = [
@@ -110,6 +147,34 @@ describe.each(USERS)('without user namespaces, as %s', (user: CliUser) => {
     expect(command.stdout + command.stderr).not.toContain('launch codes');
     expect(command.stdout + command.stderr).not.toContain('denied file content');
     expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
+  });
+
+  it("a command's git cannot write the repository at the workspace root: its .git is read-only (docs)", async () => {
+    // Under bwrap only the repository's config, hooks and other non-data entries are bound
+    // read-only, so git makes index.lock in .git and renames it over the index. Landlock cannot
+    // grant that in a directory without granting the same to the config beside it (a command has
+    // no guard), so the top-level .git is read-only (docs/security.md "Landlock backend").
+    execFileSync('git', ['init', '-q', fixture.ws]);
+    if (user === 'nobody')
+      execFileSync('chown', ['-R', `${NOBODY_UID}:${NOBODY_UID}`, join(fixture.ws, '.git')]);
+    const before = await snapshotTree(join(fixture.ws, '.git'));
+    const identity = [
+      'GIT_AUTHOR_NAME=a',
+      'GIT_AUTHOR_EMAIL=a@example.com',
+      'GIT_COMMITTER_NAME=a',
+      'GIT_COMMITTER_EMAIL=a@example.com',
+    ];
+    const commit = await cli([
+      'run',
+      ...identity.flatMap((pair) => ['--env', pair]),
+      '--',
+      '/bin/sh',
+      '-c',
+      'git add hello.txt && git commit -qm agent',
+    ]);
+    expect(commit.code).not.toBe(0);
+    expect(commit.stderr).toMatch(/index\.lock': Permission denied/);
+    expect(diffTrees(before, await snapshotTree(join(fixture.ws, '.git')))).toEqual([]);
   });
 
   it('a command cannot signal or ptrace a host process of the same user, nor make a namespace or socket', async () => {

@@ -52,6 +52,10 @@ export const RUNTIME_SENSITIVE_SUITES: Readonly<Record<string, string>> = {
 export const LANDLOCK_SUITES: Readonly<Record<string, string>> = {
   'test/linux-escapes.test.ts':
     'the attack matrix (links, denied paths, .git, writes outside) refused by Landlock, as root and nobody',
+  'test/physical-enforcement.test.ts':
+    "the helper's physical checks and races where Landlock, not mounts, stands behind them (one served broker per mode)",
+  'test/linux-operations.test.ts':
+    'every operation succeeds on disk in a workspace whose root holds denied paths (Landlock carves it)',
 };
 
 /**
