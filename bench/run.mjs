@@ -35,6 +35,10 @@
 //                                   only the host-privilege hardening's cost (lib/hardening-cost.mjs):
 //                                   a helper's cold read and a command's start, with and without the
 //                                   seccomp filter and the /proc and /sys masks, in the same rounds
+//   node bench/run.mjs [rounds] --backends-only
+//                                   only the two Linux backends (lib/backend-cost.mjs): a helper's
+//                                   cold read and a command's start under bwrap and under Landlock,
+//                                   in the same rounds
 //   node bench/run.mjs [rounds] --awaited-only
 //                                   only the awaited reads (rounds / 4 runs of 50 per runtime and mode)
 //   node bench/run.mjs [rounds] --peer codex        (also with --runtimes-only; pnpm bench --peer codex)
@@ -52,6 +56,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { resolveHelperRuntime } from '@fs-sandbox/broker';
 import { formatAwaitedReads, measureAwaitedReads } from './lib/awaited-reads.mjs';
+import { formatBackendCost, measureBackendCost } from './lib/backend-cost.mjs';
 import { formatBatchReads, measureBatchReads } from './lib/batch-read.mjs';
 import { formatCliStart, measureCliStart } from './lib/cli-start.mjs';
 import { assertSandboxes, codexVersion, locateCodex, startCodex } from './lib/codex-peer.mjs';
@@ -78,6 +83,7 @@ const { values: flags, positionals } = (() => {
         'awaited-only': { type: 'boolean' },
         'cli-only': { type: 'boolean' },
         'hardening-only': { type: 'boolean' },
+        'backends-only': { type: 'boolean' },
         'proxy-only': { type: 'boolean' },
         peer: { type: 'string' },
       },
@@ -93,6 +99,7 @@ const runtimesOnly = flags['runtimes-only'] === true;
 const awaitedOnly = flags['awaited-only'] === true;
 const cliOnly = flags['cli-only'] === true;
 const hardeningOnly = flags['hardening-only'] === true;
+const backendsOnly = flags['backends-only'] === true;
 const proxyOnly = flags['proxy-only'] === true;
 if (flags.peer !== undefined && flags.peer !== 'codex') {
   console.error(`bench/run.mjs: --peer knows only codex, not ${flags.peer}`);
@@ -170,6 +177,22 @@ try {
     writeFileSync(`${resultsDir}hardening.json`, `${JSON.stringify({ meta, hardening }, null, 2)}\n`);
     process.exit(0);
   }
+  if (backendsOnly) {
+    step(`bwrap and Landlock (${rounds} rounds)`);
+    const backends = await measureBackendCost(fixture, sandbox, helperRuntimes, rounds);
+    console.log(formatBackendCost(backends));
+    meta.loadAfter = loadavg();
+    console.log(
+      `load before ${meta.loadBefore.map((x) => x.toFixed(2)).join(' ')}, after ${meta.loadAfter.map((x) => x.toFixed(2)).join(' ')}`,
+    );
+    mkdirSync(resultsDir, { recursive: true });
+    writeFileSync(
+      `${resultsDir}backends.json`,
+      `${JSON.stringify({ meta, backends }, null, 2)}
+`,
+    );
+    process.exit(0);
+  }
   if (cliOnly) {
     step(`CLI start (${rounds} rounds)`);
     const cliStart = await measureCliStart(fixture, cliBin, rounds);
@@ -232,6 +255,8 @@ try {
   const cliStart = await measureCliStart(fixture, cliBin, rounds);
   step(`host-privilege hardening (${rounds} rounds)`);
   const hardening = await measureHardeningCost(fixture, sandbox, runtime, rounds);
+  step(`bwrap and Landlock (${rounds} rounds)`);
+  const backends = await measureBackendCost(fixture, sandbox, helperRuntimes, rounds);
   step(`10 MiB download, direct and through the proxy (${rounds} rounds)`);
   const proxy = await measureProxyDownload(fixture, sandbox, rounds);
 
@@ -246,6 +271,7 @@ try {
   console.log(`\n${formatAwaitedReads(awaited)}`);
   console.log(`\n${formatCliStart(cliStart)}`);
   console.log(`\n${formatHardeningCost(hardening)}`);
+  console.log(`\n${formatBackendCost(backends)}`);
   console.log(`\n${formatProxyDownload(proxy)}`);
   console.log(`\nHelper runtimes (sandboxed, same run)\n${formatRuntimes(runtimes)}`);
   mkdirSync(resultsDir, { recursive: true });
@@ -266,6 +292,7 @@ try {
         awaitedReads: awaited,
         cliStart,
         hardening,
+        backends,
         proxyDownload: proxy,
         helperRuntimes: runtimes,
         samples: { latency: latency.samples, largeRead64MiB: large.samples, helperStart: start },
