@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
-import { type CliUser, NOBODY_UID, runCli, USERS } from './support/cli.js';
+import { type CliUser, NO_USER_NAMESPACES, NOBODY_UID, runCli, USERS } from './support/cli.js';
 
 /**
  * What a command (`fs-sandbox run`, which shares its launch with process/start, app-server's
@@ -13,7 +13,18 @@ import { type CliUser, NOBODY_UID, runCli, USERS } from './support/cli.js';
  * directory of an existing repository, nested or not. Meanwhile `git add` and `git commit` inside a
  * command land in the host's repository, and the host's own git, run after each command, runs
  * nothing planted (a payload would touch a marker file).
+ *
+ * Without user namespaces (e2e-landlock) the carving of docs/security.md "Landlock backend"
+ * replaces the read-only binds: a directory holding a denied or read-only path (a repository's
+ * `.git` with its config, a workspace root with its `.git`) takes no new entry from a command, and
+ * a command's git cannot write a repository. Those cases are asserted as that page says; the
+ * sweep at exit is tried where a command may create (`src/`, a directory with nothing carved).
  */
+
+/** Where a command may make new entries: the workspace root under bwrap, a plain subdirectory under Landlock. */
+const FREE = NO_USER_NAMESPACES ? 'src/' : '';
+/** What Landlock answers a command's write in a carved directory. */
+const CARVED = /Permission denied/;
 
 const env = { PATH: '/usr/bin:/bin' };
 let base: string;
@@ -85,7 +96,8 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     const flags = ['--deny', join(ws, 'secret/key.txt'), '--deny', join(ws, 'a/b/deep.txt')];
     const moved = await sh(user, ws, 'mv secret s2; mv a x; mv a/b a/c; echo moved', flags);
     expect(moved.stdout).toContain('moved');
-    expect(moved.stderr).toMatch(/busy/i);
+    // bwrap binds each parent onto itself; Landlock carves it (no rename, no new entry).
+    expect(moved.stderr).toMatch(NO_USER_NAMESPACES ? CARVED : /busy/i);
     // Everything stays where the policy names it; the next command reads none of it.
     expect(readFileSync(join(ws, 'secret/key.txt'), 'utf8')).toBe('KEY-1');
     expect(readFileSync(join(ws, 'a/b/deep.txt'), 'utf8')).toBe('KEY-2');
@@ -101,14 +113,17 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     const copied = await sh(user, ws, 'cp -r secret s3; rm -rf secret; cat s3/key.txt; echo done', flags);
     expect(copied.stdout).not.toMatch(/KEY-/);
     expect(readFileSync(join(ws, 'secret/key.txt'), 'utf8')).toBe('KEY-1');
-    // Files beside the mask stay writable.
+    // Files beside the mask stay writable (under Landlock a new one cannot be made beside it).
     const beside = await sh(
       user,
       ws,
       'echo new > secret/other.txt && mv secret/other.txt secret/o2 && cat secret/o2',
       flags,
     );
-    expect(beside.stdout.trim()).toBe('new');
+    if (NO_USER_NAMESPACES) {
+      expect(beside.stderr).toMatch(CARVED);
+      expect(existsSync(join(ws, 'secret/other.txt'))).toBe(false);
+    } else expect(beside.stdout.trim()).toBe('new');
   });
 
   it("a read-only entry's parents cannot be renamed, so it stays read-only for the next command", async () => {
@@ -154,6 +169,7 @@ describe.each(USERS)('as %s', (user: CliUser) => {
         'src/app.ts': 'one\n',
         'vendor/lib/lib.c': 'int x;\n',
         'tool/x.txt': 'x\n',
+        'docs/readme.md': 'docs\n',
       });
       marker = join(base, `${user}-marker`);
       for (const repo of ['', 'vendor/lib', 'tool'])
@@ -169,6 +185,25 @@ describe.each(USERS)('as %s', (user: CliUser) => {
     });
 
     it('git add and git commit inside a command, from a subdirectory, land in the host repository', async () => {
+      if (NO_USER_NAMESPACES) {
+        // git makes index.lock directly in .git, whose config is read-only: Landlock refuses it.
+        for (const [repo, file] of [
+          ['', 'src/app.ts'],
+          ['vendor/lib', 'lib.c'],
+        ] as const) {
+          const tried = await sh(
+            user,
+            ws,
+            `cd ./${repo} && echo two >> ${file} && git commit -q -am "from the sandbox" && echo COMMITTED`,
+            GIT_ENV,
+          );
+          expect(tried.stdout).not.toContain('COMMITTED');
+          expect(tried.stderr).toMatch(/index\.lock': Permission denied/);
+          expect(as(user, 'git', ['log', '-1', '--format=%s'], join(ws, repo)).trim()).toBe('host');
+          as(user, 'git', ['checkout', '-q', '--', file], join(ws, repo));
+        }
+        return;
+      }
       const done = await sh(
         user,
         ws,
@@ -204,7 +239,8 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       ].join('; ');
       const done = await sh(user, ws, script);
       expect(done.stdout).toContain('tried');
-      expect(done.stderr).toMatch(/removed .*\.git\/commondir/);
+      // Under Landlock .git takes no new entry, so there is no commondir to remove.
+      expect(done.stderr).toMatch(NO_USER_NAMESPACES ? CARVED : /removed .*\.git\/commondir/);
       for (const path of [
         '.git/hooks/pre-commit',
         'vendor/lib/.git/hooks/pre-commit',
@@ -220,6 +256,7 @@ describe.each(USERS)('as %s', (user: CliUser) => {
 
     it('a new repository, .codex and .agents a command makes do not remain (git init, a gitfile, a bare layout)', async () => {
       const script = [
+        `cd ./${FREE}`,
         'git init -q sub',
         `printf '%s' '${payload(marker)}' >> sub/.git/config`,
         'git init -q --bare stash',
@@ -231,37 +268,46 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       const done = await sh(user, ws, script);
       expect(done.stdout).toContain('made');
       for (const path of ['sub/.git', 'stash', 'wt/.git', '.codex', 'deep/er/.agents']) {
-        expect(existsSync(join(ws, path))).toBe(false);
-        expect(done.stderr).toContain(`removed ${join(ws, path)}, which the command made`);
+        expect(existsSync(join(ws, FREE, path))).toBe(false);
+        expect(done.stderr).toContain(`removed ${join(ws, FREE, path)}, which the command made`);
       }
       // What is not surface stays: the directories the command made around them.
-      for (const path of ['sub', 'wt', 'deep/er']) expect(existsSync(join(ws, path))).toBe(true);
-      for (const repo of ['sub', 'wt', '']) hostGitRunsNothing(user, join(ws, repo), marker);
+      for (const path of ['sub', 'wt', 'deep/er']) expect(existsSync(join(ws, FREE, path))).toBe(true);
+      for (const repo of ['sub', 'wt', '']) hostGitRunsNothing(user, join(ws, FREE, repo), marker);
+      if (NO_USER_NAMESPACES) {
+        // At the workspace root (carved: it holds .git) nothing new can be made at all.
+        const root = await sh(user, ws, 'git init -q sub2 || mkdir .codex || echo refused');
+        expect(root.stdout).toContain('refused');
+        for (const path of ['sub2', '.codex']) expect(existsSync(join(ws, path))).toBe(false);
+      }
     });
 
     it("a policy file's allow_nested_repositories keeps a new repository there, without its config and hooks", async () => {
       const policy = join(base, `${user}-policy.toml`);
+      // Under Landlock vendor/ is carved (it holds vendor/lib/.git): the allowed place is src/.
+      const nested = NO_USER_NAMESPACES ? 'src' : 'vendor';
       writeFileSync(
         policy,
-        `[profiles.agent]\nwritable_roots = [${JSON.stringify(ws)}]\nallow_nested_repositories = [${JSON.stringify(join(ws, 'vendor'))}]\n`,
+        `[profiles.agent]\nwritable_roots = [${JSON.stringify(ws)}]\nallow_nested_repositories = [${JSON.stringify(join(ws, nested))}]\n`,
       );
       const allow = ['--policy', policy, '--profile', 'agent'];
       const script = [
-        'git init -q vendor/new',
-        `printf '%s' '${payload(marker)}' >> vendor/new/.git/config`,
-        `printf '#!/bin/sh\\ntouch ${marker}\\n' > vendor/new/.git/hooks/pre-commit`,
-        'cd vendor/new && echo n > n.txt && git add n.txt && git commit -q -m first && echo MADE',
+        `git init -q ${nested}/new`,
+        `printf '%s' '${payload(marker)}' >> ${nested}/new/.git/config`,
+        `printf '#!/bin/sh\\ntouch ${marker}\\n' > ${nested}/new/.git/hooks/pre-commit`,
+        `cd ${nested}/new && echo n > n.txt && git add n.txt && git commit -q -m first && echo MADE`,
       ].join(' && ');
       const done = await sh(user, ws, script, [...GIT_ENV, ...allow]);
       expect(done.stdout).toContain('MADE');
-      expect(done.stderr).toContain(`kept the new repository ${join(ws, 'vendor/new/.git')}`);
+      expect(done.stderr).toContain(`kept the new repository ${join(ws, nested, 'new/.git')}`);
       for (const gone of ['config', 'hooks', 'info'])
-        expect(existsSync(join(ws, 'vendor/new/.git', gone))).toBe(false);
-      expect(as(user, 'git', ['log', '-1', '--format=%s'], join(ws, 'vendor/new')).trim()).toBe('first');
-      hostGitRunsNothing(user, join(ws, 'vendor/new'), marker);
+        expect(existsSync(join(ws, nested, 'new/.git', gone))).toBe(false);
+      expect(as(user, 'git', ['log', '-1', '--format=%s'], join(ws, nested, 'new')).trim()).toBe('first');
+      hostGitRunsNothing(user, join(ws, nested, 'new'), marker);
       // Elsewhere the same is still refused.
-      const outside = await sh(user, ws, 'git init -q other && echo MADE', allow);
-      expect(outside.stderr).toContain(`removed ${join(ws, 'other/.git')}`);
+      const elsewhere = NO_USER_NAMESPACES ? 'docs/other' : 'other';
+      const outside = await sh(user, ws, `git init -q ${elsewhere} && echo MADE`, allow);
+      expect(outside.stderr).toContain(`removed ${join(ws, elsewhere, '.git')}`);
     });
 
     it('a benign command leaves only what it wrote, and sees a file the host replaces while it runs', async () => {

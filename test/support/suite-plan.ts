@@ -56,6 +56,10 @@ export const LANDLOCK_SUITES: Readonly<Record<string, string>> = {
     "the helper's physical checks and races where Landlock, not mounts, stands behind them (one served broker per mode)",
   'test/linux-operations.test.ts':
     'every operation succeeds on disk in a workspace whose root holds denied paths (Landlock carves it)',
+  'test/command-surface.test.ts':
+    "what a command may leave on the host (.git, .codex, hooks, renamed parents) with Landlock's carving in place of read-only binds",
+  'test/host-privileges.test.ts':
+    'no sysctl takes a write from a command or a helper of a root broker, with /proc the host one',
 };
 
 /**
