@@ -24,7 +24,7 @@ export const LANDLOCK_DIFFERENCES: readonly string[] = [
   'no private /tmp or /: paths are the host paths, denied by rules fixed at sandbox start',
   'metadata (stat: existence, size, mode, times) of any path is answered: Landlock does not govern it; content is refused',
   'no pid namespace: a process that detaches may outlive its command (signals to host processes are refused)',
-  'in a directory holding a denied or read-only path, entries created after the sandbox started are out of reach, and a command can make nothing new directly in it',
+  'in a directory holding a denied or read-only path, entries created after the sandbox started are out of reach, and nothing new can be made directly in it (the helper may beside a denied path: its guard refuses the path itself)',
   "commands: a writable root's top-level .git is read-only (git add and git commit there fail)",
   'commands: no terminal (no private devpts) and no network allowlist or managed proxy (no network namespace)',
 ];

@@ -22,7 +22,8 @@ import {
  * a directory that was carved (one holding a narrower path, or lying on the way to one), an entry
  * created later by anyone has no rule and is out of reach for the whole run, and for a command the
  * directory itself cannot get a new entry from inside (no file may be made, removed or renamed
- * directly in it; the helper may, GUARDED_BY_HELPER, but cannot read back what it made there).
+ * directly in it; the helper may beside a denied path, GUARDED_BY_HELPER, but cannot read back
+ * what it made there).
  * Everything below an existing sibling behaves as a plain root.
  *
  * Paths are compared by their real location: Landlock judges the object a path reaches, whatever
@@ -57,14 +58,16 @@ const DEVICE_MASK = LANDLOCK_FS.readFile | LANDLOCK_FS.writeFile;
 const SAFE_ABOVE_FILE = LANDLOCK_FS.readDir | LANDLOCK_FS.makeDir;
 
 /**
- * Rights a directory above a narrower path keeps for the *helper* besides those: every write
- * (make, remove, rename, write, truncate). The helper judges each path it creates, replaces,
- * renames onto or removes by its physical location (decideWrite: denied, read-only and protected
- * paths at every depth), as it does for the top-level `.git`, so the kernel need not refuse
- * those; without them no file could be written in a workspace root holding a denied `.env`
- * (an atomic write makes its staging file beside the target). Reading a denied path's content,
- * listing a denied directory and executing stay refused by Landlock. A command has no such guard:
- * its directories keep only what the narrower path may have.
+ * Rights a directory above a *denied* path keeps for the helper besides those: every write (make,
+ * remove, rename, write, truncate). The helper judges each path it creates, replaces, renames onto
+ * or removes by its physical location against every denied path under its real name (decideWrite),
+ * as it does for the top-level `.git`, so the kernel need not refuse those; without them no file
+ * could be written in a workspace root holding a denied `.env` (an atomic write makes its staging
+ * file beside the target). Reading a denied path's content, listing a denied directory and
+ * executing stay refused by Landlock. A read-only path is not relaxed: one reached through another
+ * spelling of a writable root (a readable root `alias/x` with `alias` -> the root) is no read-only
+ * entry of that root to the guard, only Landlock's real-location rules hold it. A command has no
+ * guard: its directories keep only what the narrower path may have.
  */
 const GUARDED_BY_HELPER = LANDLOCK_WRITE & ~LANDLOCK_READ;
 
@@ -185,7 +188,7 @@ function conflictMask(entry: Entry, options: { command: boolean }): number {
   // Listing /dev shows device names only; no right on it opens one.
   if (entry.real === DEV) return LANDLOCK_FS.readDir;
   const own = entry.directory ? entry.mask : entry.mask | SAFE_ABOVE_FILE;
-  return options.command ? own : own | GUARDED_BY_HELPER;
+  return options.command || entry.kind !== 'deny' ? own : own | GUARDED_BY_HELPER;
 }
 
 /** Grants `mask` to every sibling on the way from `dir` down to each target, and not to the way itself. */
