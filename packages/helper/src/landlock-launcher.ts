@@ -40,6 +40,7 @@ const SYSCALLS = {
 } as const;
 
 const O_PATH = 0o10000000;
+const ENOENT = 2;
 const O_CLOEXEC = 0o2000000;
 const S_IFMT = 0o170000;
 const S_IFDIR = 0o040000;
@@ -200,7 +201,11 @@ export async function runLandlocked(args: readonly string[]): Promise<never> {
   // struct landlock_path_beneath_attr { u64 allowed_access; s32 parent_fd; } packed: 12 bytes.
   const beneath = Buffer.alloc(12);
   for (const rule of launch.rules) {
-    const fd = check(`open ${rule.path}`, libc.open(cString(rule.path), O_PATH | O_CLOEXEC));
+    const opened = Number(libc.open(cString(rule.path), O_PATH | O_CLOEXEC));
+    // Gone since the broker built the rules (a sibling in a shared directory such as /tmp that
+    // its owner removed): a rule only grants, so without it the sandbox reaches less, never more.
+    if (opened < 0 && errno() === ENOENT) continue;
+    const fd = check(`open ${rule.path}`, opened);
     // A rule on a file may carry only the file rights; which it is comes from the opened object.
     const directory = (fstatSync(fd).mode & S_IFMT) === S_IFDIR;
     beneath.writeBigUInt64LE(BigInt(directory ? rule.mask : rule.mask & LANDLOCK_FS_FILE), 0);
