@@ -16,6 +16,7 @@ import {
   denialOf,
   FsError,
   type HostOs,
+  isFsError,
   isProcfsAlias,
   joinPath,
   LIMITS,
@@ -62,6 +63,14 @@ import type { AppServerSettings } from './app-server-settings.js';
 /** The reference's coalescing window for fs/changed. */
 export const WATCH_DEBOUNCE_MS = 200;
 
+/**
+ * A missing directory that appeared but could not be entered for a passing reason (the policy
+ * could not be judged at that moment, no inotify watch or descriptor was left) is tried again this
+ * often, at most this many times: no second event for its name may ever come.
+ */
+const ENTER_RETRY_MS = 100;
+const ENTER_RETRIES = 50;
+
 /** inotify reports events on the watched directory itself under this name (no entry has it). */
 const SELF = '.';
 
@@ -89,6 +98,9 @@ interface Watch {
   /** An entering of the missing directories is under way; `enterAgain` asks for one more pass. */
   entering: boolean;
   enterAgain: boolean;
+  /** The next try at a directory that could not be entered for a passing reason, and how many came before. */
+  retryTimer: NodeJS.Timeout | null;
+  retries: number;
 }
 
 /** A directory opened to be watched, its physical location judged. */
@@ -150,6 +162,8 @@ export class WatchTable {
       flushing: false,
       entering: false,
       enterAgain: false,
+      retryTimer: null,
+      retries: 0,
     };
     this.listen(entry);
     this.watches.set(watchId, entry);
@@ -178,6 +192,7 @@ export class WatchTable {
   private drop(entry: Watch): void {
     this.watches.delete(entry.id);
     if (entry.timer !== null) clearTimeout(entry.timer);
+    if (entry.retryTimer !== null) clearTimeout(entry.retryTimer);
     entry.watcher.close();
     closeSync(entry.fd);
     entry.pending.clear();
@@ -257,13 +272,16 @@ export class WatchTable {
             opened = await this.openWatched(next, () => {
               if (this.watches.get(entry.id) !== entry) throw new FsError('internal_error', 'unwatched');
             });
-          } catch {
+          } catch (error) {
+            this.retryLater(entry, error);
             break;
           }
           entry.watcher.close();
           closeSync(entry.fd);
-          Object.assign(entry, opened, { watched: next, missing: entry.missing.slice(1) });
+          Object.assign(entry, opened, { watched: next, missing: entry.missing.slice(1), retries: 0 });
           this.listen(entry);
+          // What was made below it before its watch began sends no event: the loop goes on into
+          // the next missing name at once, so a `mkdir -p` faster than the entering is followed.
         }
       } while (entry.enterAgain && entry.missing.length > 0 && this.watches.get(entry.id) === entry);
       if (entry.missing.length === 0 && this.watches.get(entry.id) === entry && exists(entry.path)) {
@@ -272,6 +290,23 @@ export class WatchTable {
     } finally {
       entry.entering = false;
     }
+  }
+
+  /**
+   * A directory not there yet (or not a directory, or one the policy does not let be watched) is
+   * waited for: its appearing or replacement is an event of the directory watched now. Any other
+   * failure to enter it would leave the watch above it for good, as no event for its name may come
+   * again, so it is tried again a little later, a bounded number of times.
+   */
+  private retryLater(entry: Watch, error: unknown): void {
+    const kind = isFsError(error) ? error.kind : null;
+    if (kind === 'not_found' || kind === 'not_directory' || kind === 'permission_denied') return;
+    if (entry.retryTimer !== null || entry.retries >= ENTER_RETRIES) return;
+    entry.retries += 1;
+    entry.retryTimer = setTimeout(() => {
+      entry.retryTimer = null;
+      if (this.watches.get(entry.id) === entry) void this.enterMissing(entry);
+    }, ENTER_RETRY_MS);
   }
 
   private schedule(entry: Watch): void {
