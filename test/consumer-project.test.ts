@@ -193,6 +193,8 @@ describe('a project outside the workspace that installs the packed packages', ()
     expect([...(cli?.files.keys() ?? [])]).toEqual(
       expect.arrayContaining([
         'bin/fs-sandbox.js',
+        // Makes bin/fs-sandbox.js CommonJS: without it node starts the program as an ES module.
+        'bin/package.json',
         'bin/load.cjs',
         'dist/cli.cjs',
         'dist/windows-launcher.js',

@@ -9,7 +9,7 @@
 // @fs-sandbox/helper's dist, so that is built first when it is missing (the root build already
 // orders packages topologically).
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { writeCodeCache } from './code-cache.mjs';
@@ -62,4 +62,21 @@ await Promise.all([
   }),
 ]);
 
+assertAscii(`${root}dist/cli.cjs`);
 writeCodeCache();
+
+/**
+ * bin/load.cjs reads the bundle as latin1 (no decoding), which reads it right only while it is
+ * ASCII. esbuild escapes other characters in strings, but not inside a regular expression's
+ * character class: a source that writes one there must spell it as an escape.
+ */
+function assertAscii(file) {
+  const bytes = readFileSync(file);
+  const at = bytes.findIndex((byte) => byte > 0x7f);
+  if (at !== -1) {
+    const context = bytes.subarray(Math.max(0, at - 60), at + 20).toString('utf8');
+    throw new Error(
+      `${file} is not ASCII at byte ${at} (…${context}…): write the character as an escape in its source`,
+    );
+  }
+}

@@ -1,4 +1,3 @@
-import { lookup } from 'node:dns/promises';
 import { connect, type Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import {
@@ -33,6 +32,8 @@ export interface ProxyNetwork {
 
 export const MACHINE_NETWORK: ProxyNetwork = {
   async lookup(name) {
+    // Loaded by the first lookup: a program that starts without a network never resolves a name.
+    const { lookup } = await import('node:dns/promises');
     const answers = await lookup(name, { all: true, verbatim: true });
     return answers.map((answer) => answer.address);
   },

@@ -4,7 +4,7 @@ import type { Stream, Writable } from 'node:stream';
 import { FsError, LIMITS } from '@fs-sandbox/policy/core';
 import { type CommandLaunchSpec, LAUNCH_CHANNEL_FD } from '../backends/backend.js';
 import { commandLaunchCommand } from '../backends/launch-command.js';
-import { CommandProxy } from '../network/command-proxy.js';
+import type * as commandProxy from '../network/command-proxy.js';
 import type { ProxyNetwork } from '../network/destination.js';
 import type { NetworkEventListener } from '../network/network-event.js';
 import { type NetworkLaunch, receiveListeners } from '../network/sandbox-listeners.js';
@@ -66,6 +66,14 @@ export class CommandProcess {
     listeners: CommandListeners,
     options: CommandStartOptions = {},
   ): Promise<CommandProcess> {
+    // Loaded by the first command with a network, before its spawn (the set-up step's listening
+    // sockets arrive as messages, which a listener attached late would miss): the proxy's HTTP and
+    // SOCKS fronts and its name resolution are most of what a program's start would otherwise load
+    // for nothing.
+    const network =
+      launch.network === undefined
+        ? null
+        : { launch: launch.network, proxy: await import('../network/command-proxy.js') };
     // The cgroup is made before the spawn and entered by the launch itself (command-cgroup.ts).
     const cgroup =
       launch.cgroup === undefined
@@ -106,9 +114,9 @@ export class CommandProcess {
     child.stdout?.on('data', (chunk: Buffer) => output('stdout', chunk));
     child.stderr?.on('data', (chunk: Buffer) => output('stderr', chunk));
     const closed = ended(child);
-    if (launch.network !== undefined) {
+    if (network !== null) {
       try {
-        await command.startNetwork(launch.network, listeners, options);
+        await command.startNetwork(network.launch, listeners, options, network.proxy);
       } catch (error) {
         command.kill();
         // The sandbox's pid namespace ends with it, so its pipes close at once.
@@ -150,8 +158,9 @@ export class CommandProcess {
     network: NetworkLaunch,
     listeners: CommandListeners,
     options: CommandStartOptions,
+    proxyModule: typeof commandProxy,
   ): Promise<void> {
-    const proxy = new CommandProxy(network.allowlist, {
+    const proxy = new proxyModule.CommandProxy(network.allowlist, {
       onEvent: (event) => listeners.network?.(event),
       ...(options.proxyNetwork === undefined ? {} : { network: options.proxyNetwork }),
     });

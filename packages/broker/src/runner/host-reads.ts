@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   accessSync,
   type BigIntStats,
@@ -15,6 +14,7 @@ import {
   statSync,
 } from 'node:fs';
 import { fsPathArg } from '@fs-sandbox/policy/core';
+import { nodeCrypto } from './lazy-crypto.js';
 
 /**
  * Every read of the host a sandbox launch is built from (Linux backend, host protections, path
@@ -79,7 +79,7 @@ const ANSWER_KEPT_WHOLE = 64;
 function digestOf(answer: string): string {
   return answer.length <= ANSWER_KEPT_WHOLE
     ? answer
-    : `#${createHash('sha256').update(answer, 'latin1').digest('base64')}`;
+    : `#${nodeCrypto().createHash('sha256').update(answer, 'latin1').digest('base64')}`;
 }
 
 const open = new Set<HostJournal>();

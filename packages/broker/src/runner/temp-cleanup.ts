@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { HelperRequest } from '@fs-sandbox/helper';
 import {
   carriesRequests,
@@ -10,6 +9,7 @@ import {
   parentPath,
   type TouchedPath,
 } from '@fs-sandbox/policy';
+import { nodeCrypto } from './lazy-crypto.js';
 
 /**
  * A helper killed mid-write (timeout, cancel, crash) cannot remove its temporary file. Requests that
@@ -27,7 +27,7 @@ export interface TempScope {
 }
 
 export function newTempTag(): string {
-  return randomBytes(12).toString('hex');
+  return nodeCrypto().randomBytes(12).toString('hex');
 }
 
 /**

@@ -117,7 +117,11 @@ function processIo(): CliIo {
   return {
     stdout: process.stdout,
     stderr: process.stderr,
-    stdin: process.stdin,
+    // On first use: node makes process.stdin (a stream, a socket for a pipe) when it is first
+    // asked for, and most verbs never read it.
+    get stdin() {
+      return process.stdin;
+    },
     env: process.env,
     cwd: process.cwd(),
   };

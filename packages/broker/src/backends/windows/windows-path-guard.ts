@@ -10,7 +10,10 @@ import { FsError } from '@fs-sandbox/policy';
  */
 
 const DRIVE_ABSOLUTE = /^[A-Za-z]:[\\/]/;
-const RESERVED_DEVICE = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])$/i;
+// The superscript digits ¹²³ (Win32 reserves COM¹ too) as escapes: one character outside ASCII
+// would make the bundles that include this (the CLI's 1 MB) load as two-byte strings.
+const RESERVED_DEVICE =
+  /^(con|prn|aux|nul|conin\$|conout\$|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])$/i;
 const SHORT_NAME = /^[^.~]{1,6}~[0-9]{1,6}(\.[^.]{0,3})?$/;
 const INVALID_CHARACTER = /[<>"|?*]/;
 
