@@ -23,7 +23,9 @@
 //   node bench/run.mjs [rounds] --baseline DIR
 //                                   also measures the sandboxed 1 KiB readFile of another built
 //                                   checkout (e.g. a worktree of the commit before a change), in
-//                                   the same interleaved rounds, as `readFile cold/warm (baseline)`
+//                                   the same interleaved rounds, as `readFile cold/warm (baseline)`,
+//                                   and its CLI's `--version` and `cat --no-sandbox` in the CLI's
+//                                   start rounds (also with --cli-only)
 //   node bench/run.mjs [rounds] --runtimes-only
 //                                   only the node-vs-Bun comparison
 //   node bench/run.mjs [rounds] --cli-only
@@ -109,6 +111,7 @@ const withCodex = flags.peer === 'codex' || Boolean(process.env.FS_SANDBOX_BENCH
 const rounds = Math.max(10, Number(positionals[0] ?? 40));
 const MiB = 1024 * 1024;
 const cliBin = fileURLToPath(new URL('../packages/cli/bin/fs-sandbox.js', import.meta.url));
+const baselineCliBin = baselineDir === null ? null : resolve(baselineDir, 'packages/cli/bin/fs-sandbox.js');
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 
 if (process.platform !== 'linux') {
@@ -195,7 +198,7 @@ try {
   }
   if (cliOnly) {
     step(`CLI start (${rounds} rounds)`);
-    const cliStart = await measureCliStart(fixture, cliBin, rounds);
+    const cliStart = await measureCliStart(fixture, cliBin, rounds, baselineCliBin);
     console.log(formatCliStart(cliStart));
     meta.loadAfter = loadavg();
     console.log(
@@ -252,7 +255,7 @@ try {
   step(`awaited reads (${awaitedRounds} rounds)`);
   const awaited = await measureAwaitedReads(fixture, sandbox, helperRuntimes, awaitedRounds);
   step(`CLI start (${rounds} rounds)`);
-  const cliStart = await measureCliStart(fixture, cliBin, rounds);
+  const cliStart = await measureCliStart(fixture, cliBin, rounds, baselineCliBin);
   step(`host-privilege hardening (${rounds} rounds)`);
   const hardening = await measureHardeningCost(fixture, sandbox, runtime, rounds);
   step(`bwrap and Landlock (${rounds} rounds)`);
