@@ -25,7 +25,8 @@
 //                                   checkout (e.g. a worktree of the commit before a change), in
 //                                   the same interleaved rounds, as `readFile cold/warm (baseline)`,
 //                                   and its CLI's `--version` and `cat --no-sandbox` in the CLI's
-//                                   start rounds (also with --cli-only)
+//                                   start rounds (also with --cli-only), and its awaited reads with
+//                                   no yield in the awaited rounds (also with --awaited-only)
 //   node bench/run.mjs [rounds] --runtimes-only
 //                                   only the node-vs-Bun comparison
 //   node bench/run.mjs [rounds] --cli-only
@@ -120,6 +121,12 @@ if (process.platform !== 'linux') {
 }
 
 const meta = runMeta({ rounds, baseline: baselineDir });
+
+/** The --baseline checkout's broker library, or null. */
+async function baselineBroker() {
+  if (baselineDir === null) return null;
+  return import(pathToFileURL(resolve(baselineDir, 'packages/broker/dist/index.js')).href);
+}
 // The helper start-up figures and the latency matrix are node's (helper.cjs with its code cache, and
 // its floor: node on an empty script); Bun's are in the runtime table.
 const runtime = await resolveHelperRuntime('linux', process.env, undefined, 'node');
@@ -210,7 +217,13 @@ try {
   }
   if (awaitedOnly) {
     step(`awaited reads (${awaitedRounds} rounds)`);
-    const awaited = await measureAwaitedReads(fixture, sandbox, helperRuntimes, awaitedRounds);
+    const awaited = await measureAwaitedReads(
+      fixture,
+      sandbox,
+      helperRuntimes,
+      awaitedRounds,
+      await baselineBroker(),
+    );
     console.log(formatAwaitedReads(awaited));
     meta.loadAfter = loadavg();
     console.log(
@@ -233,10 +246,7 @@ try {
     process.exit(0);
   }
   step(`1 KiB latency matrix (${rounds} rounds)`);
-  const baseline =
-    baselineDir === null
-      ? null
-      : await import(pathToFileURL(resolve(baselineDir, 'packages/broker/dist/index.js')).href);
+  const baseline = await baselineBroker();
   const latency = await measureLatencies(fixture, sandbox, runtime, rounds, baseline);
   const throughput = {};
   for (const concurrency of [1, 4, 16]) {
@@ -253,7 +263,7 @@ try {
   const batchReads = await measureBatchReads(fixture, sandbox, Math.max(5, Math.round(rounds / 4)));
 
   step(`awaited reads (${awaitedRounds} rounds)`);
-  const awaited = await measureAwaitedReads(fixture, sandbox, helperRuntimes, awaitedRounds);
+  const awaited = await measureAwaitedReads(fixture, sandbox, helperRuntimes, awaitedRounds, baseline);
   step(`CLI start (${rounds} rounds)`);
   const cliStart = await measureCliStart(fixture, cliBin, rounds, baselineCliBin);
   step(`host-privilege hardening (${rounds} rounds)`);

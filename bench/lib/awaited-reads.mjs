@@ -19,9 +19,10 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
  * setImmediate between them (the event loop turns once, so a refill scheduled after a reply runs
  * before the next call). Beside them, in the same rounds, the spaced warm read (a ready spare and a
  * pause before each call). Per runtime: the medians and the share of each run's reads a spare
- * served (pool hits over hits and misses).
+ * served (pool hits over hits and misses). With `baseline` (another checkout's broker library), its
+ * runs with no yield are in the same rounds too.
  */
-export async function measureAwaitedReads(fixture, sandbox, runtimes, rounds) {
+export async function measureAwaitedReads(fixture, sandbox, runtimes, rounds, baseline = null) {
   const params = { path: uri(fixture.oneKiB), sandbox };
   const timed = async (broker) => {
     const started = performance.now();
@@ -29,8 +30,8 @@ export async function measureAwaitedReads(fixture, sandbox, runtimes, rounds) {
     if (result.dataBase64.length !== 1024) throw new Error('short read');
     return performance.now() - started;
   };
-  const awaitedRun = async (runtime, yieldBetween) => {
-    const broker = createBroker({ helperRuntime: runtime });
+  const awaitedRun = async (runtime, yieldBetween, create = createBroker) => {
+    const broker = create({ helperRuntime: runtime });
     const samples = [];
     try {
       for (let i = 0; i < AWAITED_READS; i++) {
@@ -51,6 +52,7 @@ export async function measureAwaitedReads(fixture, sandbox, runtimes, rounds) {
         spaced: [],
         noYield: { samples: [], hits: 0, misses: 0 },
         yield: { samples: [], hits: 0, misses: 0 },
+        baselineNoYield: { samples: [], hits: 0, misses: 0 },
       },
     ]),
   );
@@ -65,7 +67,8 @@ export async function measureAwaitedReads(fixture, sandbox, runtimes, rounds) {
   for (let round = 0; round < rounds; round++) {
     for (const runtime of rotated(runtimes, round)) {
       const figures = per[runtime];
-      for (const mode of rotated(['spaced', 'noYield', 'yield'], round)) {
+      const modes = ['spaced', 'noYield', 'yield', ...(baseline === null ? [] : ['baselineNoYield'])];
+      for (const mode of rotated(modes, round)) {
         if (mode === 'spaced') {
           for (let i = 0; i < SPACED_PER_ROUND; i++) {
             await spareReady(fixture.ws, spares);
@@ -76,20 +79,26 @@ export async function measureAwaitedReads(fixture, sandbox, runtimes, rounds) {
         }
         await spareReady(fixture.ws, spares);
         await machineQuiet();
-        add(figures[mode], await awaitedRun(runtime, mode === 'yield'));
+        const create = mode === 'baselineNoYield' ? baseline.createBroker : createBroker;
+        add(figures[mode], await awaitedRun(runtime, mode === 'yield', create));
       }
     }
   }
   await Promise.all(runtimes.map((runtime) => per[runtime].spacedBroker.close()));
   return Object.fromEntries(
     runtimes.map((runtime) => {
-      const { spaced, noYield, yield: yielded } = per[runtime];
+      const { spaced, noYield, yield: yielded, baselineNoYield } = per[runtime];
       return [
         runtime,
         {
           spaced: summarize(spaced),
           noYield: { ...summarize(noYield.samples), hitRate: hitRate(noYield) },
           yield: { ...summarize(yielded.samples), hitRate: hitRate(yielded) },
+          ...(baseline === null
+            ? {}
+            : {
+                baselineNoYield: { ...summarize(baselineNoYield.samples), hitRate: hitRate(baselineNoYield) },
+              }),
         },
       ];
     }),
@@ -103,14 +112,17 @@ function hitRate({ hits, misses }) {
 /** The rows as text, with each awaited median against the spaced one of the same rounds. */
 export function formatAwaitedReads(result) {
   const lines = [`Awaited reads (library, ${AWAITED_READS} per run, a fresh broker each run)`];
-  for (const [runtime, { spaced, noYield, yield: yielded }] of Object.entries(result)) {
+  for (const [runtime, { spaced, noYield, yield: yielded, baselineNoYield }] of Object.entries(result)) {
     const ratio = (figures) => (figures.median / spaced.median).toFixed(2);
     const pct = (rate) => `${(rate * 100).toFixed(0)}%`;
     lines.push(
       `  ${runtime}: spaced warm read ${spaced.median.toFixed(2)} ms (n ${spaced.n}); ` +
         `no yield ${noYield.median.toFixed(2)} ms, ${ratio(noYield)}× spaced, pool hits ${pct(noYield.hitRate)}; ` +
         `a setImmediate between ${yielded.median.toFixed(2)} ms, ${ratio(yielded)}× spaced, pool hits ${pct(yielded.hitRate)}; ` +
-        `no yield / setImmediate ${(noYield.median / yielded.median).toFixed(2)}×`,
+        `no yield / setImmediate ${(noYield.median / yielded.median).toFixed(2)}×` +
+        (baselineNoYield === undefined
+          ? ''
+          : `; baseline no yield ${baselineNoYield.median.toFixed(2)} ms, ${ratio(baselineNoYield)}× spaced, pool hits ${pct(baselineNoYield.hitRate)}`),
     );
   }
   return lines.join('\n');
