@@ -270,6 +270,35 @@ describe('warm pool', () => {
     await until(() => pool.stats().warm === 0, 'the idle spares to expire', 15_000);
   });
 
+  it('refills without the warm-up while calls take spares mid-start, and warms up again once one is found ready', async () => {
+    const pool = newPool({ size: 4, perKey: 2, idleMs: 30_000 });
+    const launch = await fakeLaunch();
+    const warmedUp = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--warm-up');
+    const newPids = (known: Set<number>) => pidsStarted(launch.pidDir).filter((pid) => !known.has(pid));
+    // A start takes at least 300 ms here (the cold call's spawn to reply, what the pool takes for a
+    // start): a spare younger than that is mid-start.
+    const coldStarted = Date.now();
+    const cold = responseOf(await pool.launch(launch, request({ readyAfterMs: 300 }), {}));
+    const coldMs = Date.now() - coldStarted;
+    const allStarted = () => pidsStarted(launch.pidDir).length === pool.stats().spawned;
+    await until(() => pool.stats().spawned === 3 && allStarted(), 'two spares');
+    const known = new Set(pidsStarted(launch.pidDir));
+    for (const pid of known) if (pid !== cold.pid) expect(warmedUp(pid)).toBe(true);
+    // Taken at once, mid-start: the refills skip the warm-up.
+    const hurried = responseOf(await pool.launch(launch, request(), {}));
+    expect(hurried.args).toEqual(['--warm-up']);
+    await until(() => newPids(known).length > 0 && allStarted(), 'a refill');
+    const lean = newPids(known);
+    for (const pid of lean) expect([pid, warmedUp(pid)]).toEqual([pid, false]);
+    for (const pid of lean) known.add(pid);
+    // A spare older than a start is ready: the refill after its call warms up again.
+    const oldest = Math.max(...[...known].map((pid) => startedAt(launch.pidDir, pid)));
+    await until(() => Date.now() - oldest > coldMs + 50, 'every spare to be older than a start');
+    responseOf(await pool.launch(launch, request(), {}));
+    await until(() => newPids(known).length > 0 && allStarted(), 'the next refill');
+    for (const pid of newPids(known)) expect([pid, warmedUp(pid)]).toEqual([pid, true]);
+  });
+
   it('serves more concurrent calls than it has spares, all correctly', async () => {
     const pool = newPool();
     const launch = await fakeLaunch();

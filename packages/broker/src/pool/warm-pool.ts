@@ -56,6 +56,8 @@ export class WarmPool implements ProcessOwner {
    * does not hold back the refill that reply scheduled.
    */
   private readonly coldRuns = new Map<string, number>();
+  /** Shapes whose last taken spare had not had a start's time yet: refilled without warm-up. */
+  private readonly hurried = new Set<string>();
   private readonly live = new Set<HelperProcess>();
   private readonly counters = emptyCounters();
   private warmCount = 0;
@@ -73,11 +75,16 @@ export class WarmPool implements ProcessOwner {
     if (options.signal?.aborted) throw cancelled();
     const key = launchKey(launch);
     const spare = this.take(key);
-    // Demand outpaces supply: the last spare taken, or one younger than a start takes (its
-    // request would wait for the rest of that start).
-    if (spare !== null && (!this.shapes.has(key) || performance.now() - spare.bornAt < this.startMs)) {
-      this.raiseSurge(key);
-    }
+    // A spare younger than a start takes: its request waits for the rest of that start.
+    const young = spare !== null && performance.now() - spare.bornAt < this.startMs;
+    // Demand outpaces supply: the last spare taken, or a young one.
+    if (spare !== null && (!this.shapes.has(key) || young)) this.raiseSurge(key);
+    // The next spares of a shape whose requests come faster than spares finish starting skip the
+    // warm-up (see spareLaunch): a request that takes one mid-start would wait for a rehearsal
+    // whose gain (a few ms) is less than it costs, and on a busy machine the spares' own CPU is
+    // what the next requests wait for. A spare found ready makes them warm up again.
+    if (young) this.markHurried(key);
+    else if (spare !== null) this.hurried.delete(key);
     const reply =
       spare === null
         ? await this.runColdCounted(key, launch, request, options)
@@ -209,7 +216,7 @@ export class WarmPool implements ProcessOwner {
   }
 
   private addSpare(shape: Shape, key: string, launch: LaunchSpec): void {
-    const helper = this.spawn(spareLaunch(launch));
+    const helper = this.spawn(this.hurried.has(key) ? launch : spareLaunch(launch));
     helper.setReferenced(false);
     const spare: Spare = {
       helper,
@@ -239,6 +246,13 @@ export class WarmPool implements ProcessOwner {
     if (this.surge.size > this.options.size) this.surge.delete(this.surge.keys().next().value as string);
   }
 
+  private markHurried(key: string): void {
+    this.hurried.delete(key);
+    this.hurried.add(key);
+    // Bounded as the surge is: the shapes hurried longest ago are forgotten first.
+    if (this.hurried.size > this.options.size) this.hurried.delete(this.hurried.values().next().value as string);
+  }
+
   private lowerSurge(key: string): void {
     const extra = (this.surge.get(key) ?? 0) - 1;
     if (extra > 0) this.surge.set(key, extra);
@@ -258,6 +272,7 @@ export class WarmPool implements ProcessOwner {
 
   private dropSpares(key: string): void {
     this.surge.delete(key);
+    this.hurried.delete(key);
     for (const spare of [...(this.shapes.get(key)?.spares ?? [])]) {
       this.removeSpare(key, spare);
       spare.helper.kill();
