@@ -30,8 +30,7 @@ function loadCli(cachedData = readCodeCache()) {
     return null;
   }
   // The build makes the bundle pure ASCII (scripts/build.mjs checks it), so latin1 reads it as
-  // utf8 would, but as a one-byte string made without decoding (node hands a string this long to
-  // V8 without copying it): decoding it as utf8 cost several milliseconds of every start.
+  // utf8 would, but without utf8's decoding: that cost several milliseconds of every start.
   const source = readFileSync(PROGRAM, 'latin1');
   const script = new Script(Module.wrap(source), { filename: PROGRAM, cachedData: cachedData ?? undefined });
   const module = { exports: {} };
