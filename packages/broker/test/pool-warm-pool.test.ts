@@ -273,7 +273,8 @@ describe('warm pool', () => {
   it('refills without the warm-up while calls take spares mid-start, and warms up again once one is found ready', async () => {
     const pool = newPool({ size: 4, perKey: 2, idleMs: 30_000 });
     const launch = await fakeLaunch();
-    const warmedUp = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--warm-up');
+    const warmedUp = (pid: number) =>
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--warm-up');
     const newPids = (known: Set<number>) => pidsStarted(launch.pidDir).filter((pid) => !known.has(pid));
     // A start takes at least 300 ms here (the cold call's spawn to reply, what the pool takes for a
     // start): a spare younger than that is mid-start.

@@ -250,7 +250,8 @@ export class WarmPool implements ProcessOwner {
     this.hurried.delete(key);
     this.hurried.add(key);
     // Bounded as the surge is: the shapes hurried longest ago are forgotten first.
-    if (this.hurried.size > this.options.size) this.hurried.delete(this.hurried.values().next().value as string);
+    if (this.hurried.size > this.options.size)
+      this.hurried.delete(this.hurried.values().next().value as string);
   }
 
   private lowerSurge(key: string): void {
