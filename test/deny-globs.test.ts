@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/build.js';
 import { type CliUser, callMethod, NOBODY_UID, PRECHECK_MODES, USERS } from './support/cli.js';
 import {
@@ -12,11 +12,13 @@ import {
   uri,
   workspaceContext,
 } from './support/fixture.js';
+import { useServedBroker } from './support/served-broker.js';
 import { diffTrees, snapshotTree, type TreeSnapshot } from './support/tree-snapshot.js';
 
 /**
- * Deny globs through the real `fs-sandbox call` and real bwrap, as root and as nobody, with the
- * pre-check on and off (off: only the kernel's masks stand between the helper and a match). Every
+ * Deny globs through a real `fs-sandbox serve` (one per mode, see served-broker.ts) and real bwrap,
+ * as root and as nobody, with the pre-check on and off (off: only the kernel's masks stand between
+ * the helper and a match); a smoke test per mode runs them through `fs-sandbox call` itself. Every
  * match must be unreadable under every spelling, a glob whose matches cannot all be masked must
  * refuse the sandbox rather than mask some, and a spelling that cannot be enforced is refused as
  * invalid_params. The whole fixture tree is unchanged after every request.
@@ -52,8 +54,31 @@ function write(path: string, content: string): void {
   writeFileSync(path, content);
 }
 
+let wide: string | undefined;
+
+/**
+ * 20 200 empty files, over the deny-glob scan's bound, made once for both users (only read). Outside
+ * the snapshotted fixture: hashing them before and after would dominate the suite.
+ */
+function wideTree(): string {
+  if (wide !== undefined) return wide;
+  wide = mkdtempSync('/tmp/fs-sandbox-wide-');
+  // Readable by nobody too: a directory the broker cannot read, its helper cannot read either.
+  chmodSync(wide, 0o755);
+  for (let d = 0; d < 101; d++) {
+    mkdirSync(join(wide, `d${d}`));
+    for (let f = 0; f < 200; f++) writeFileSync(join(wide, `d${d}`, `f${f}`), '');
+  }
+  return wide;
+}
+
+afterAll(() => {
+  if (wide !== undefined) rmSync(wide, { recursive: true, force: true });
+});
+
 describe.each(USERS)('as %s', (user: CliUser) => {
   describe.each(PRECHECK_MODES)('%s', (_mode, precheck) => {
+    const served = useServedBroker(user, precheck);
     let fixture: Fixture;
     let proj: string;
     let before: TreeSnapshot;
@@ -82,12 +107,16 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       await removeFixture(fixture);
     });
 
-    async function call(method: string, params: Record<string, unknown>, sandbox: Context) {
-      const outcome = await callMethod(
-        method,
-        { ...params, sandbox },
-        { user, env: cliEnv(fixture), precheck },
-      );
+    async function call(
+      method: string,
+      params: Record<string, unknown>,
+      sandbox: Context,
+      via: 'serve' | 'call' = 'serve',
+    ) {
+      const outcome =
+        via === 'serve'
+          ? await served.call(method, { ...params, sandbox })
+          : await callMethod(method, { ...params, sandbox }, { user, env: cliEnv(fixture), precheck });
       const label = `${method} ${JSON.stringify(params)}`;
       const printed = outcome.run.stdout + outcome.run.stderr;
       for (const secret of SECRETS) {
@@ -102,18 +131,33 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       method: string,
       params: Record<string, unknown>,
       sandbox: Context,
+      via: 'serve' | 'call' = 'serve',
     ): Promise<string> {
-      const outcome = await call(method, params, sandbox);
+      const outcome = await call(method, params, sandbox, via);
       expect(outcome.code, outcome.label).toBe(1);
       expect(['internal_error', 'helper_failed'], outcome.label).not.toContain(outcome.error?.data.errorKind);
       return outcome.error?.data.errorKind as string;
     }
 
-    async function expectRead(path: string, sandbox: Context, content: string): Promise<void> {
-      const outcome = await call('fs/readFile', { path: uri(path) }, sandbox);
+    async function expectRead(
+      path: string,
+      sandbox: Context,
+      content: string,
+      via: 'serve' | 'call' = 'serve',
+    ): Promise<void> {
+      const outcome = await call('fs/readFile', { path: uri(path) }, sandbox, via);
       expect(outcome.code, outcome.run.stdout + outcome.run.stderr).toBe(0);
       expect(Buffer.from(outcome.result?.dataBase64 as string, 'base64').toString()).toBe(content);
     }
+
+    it('`fs-sandbox call` itself reads the control and refuses a match, read and written (a smoke test of the CLI path)', async () => {
+      const sandbox = withGlob(fixture, 'proj/**/*.{pem,key}');
+      await expectRead(join(proj, 'notes.txt'), sandbox, 'plain notes\n', 'call');
+      const match = join(proj, 'certs', 'server.pem');
+      const kind = await expectRefused('fs/readFile', { path: uri(match) }, sandbox, 'call');
+      if (precheck) expect(kind).toBe('permission_denied');
+      await expectRefused('fs/writeFile', { path: uri(match), dataBase64: 'cHdu' }, sandbox, 'call');
+    });
 
     it('`**/*.{pem,key}` hides both kinds, at any depth and under every spelling', async () => {
       const sandbox = withGlob(fixture, 'proj/**/*.{pem,key}');
@@ -213,16 +257,9 @@ describe.each(USERS)('as %s', (user: CliUser) => {
   });
 
   it('refuses the sandbox for a tree larger than the scan bound (pre-check off: the build refuses)', async () => {
-    // Outside the snapshotted fixture: hashing 20 000 files before and after would dominate the suite.
-    const wide = mkdtempSync('/tmp/fs-sandbox-wide-');
-    // Readable by nobody too: a directory the broker cannot read, its helper cannot read either.
-    chmodSync(wide, 0o755);
+    const wide = wideTree();
     const fixture = await createFixture(user);
     try {
-      for (let d = 0; d < 101; d++) {
-        mkdirSync(join(wide, `d${d}`));
-        for (let f = 0; f < 200; f++) writeFileSync(join(wide, `d${d}`, `f${f}`), '');
-      }
       const before = await snapshotTree(fixture.base);
       const outcome = await callMethod(
         'fs/readFile',
@@ -233,7 +270,6 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       expect(outcome.error?.message).toContain('more than 20000 entries');
       expect(diffTrees(before, await snapshotTree(fixture.base))).toEqual([]);
     } finally {
-      rmSync(wide, { recursive: true, force: true });
       await removeFixture(fixture);
     }
   });
