@@ -57,7 +57,7 @@ export default defineConfig({
               test: {
                 name: 'e2e-node',
                 include: Object.keys(RUNTIME_SENSITIVE_SUITES).filter((file) => !(file in ALONE)),
-                env: { FS_SANDBOX_HELPER_RUNTIME: 'node' },
+                env: { FS_SANDBOX_HELPER_RUNTIME: 'node', FS_SANDBOX_TEST_SECOND_LEG: '1' },
                 ...e2e,
               },
             },
@@ -67,7 +67,7 @@ export default defineConfig({
               test: {
                 name: 'e2e-landlock',
                 include: Object.keys(LANDLOCK_SUITES),
-                env: { FS_SANDBOX_TEST_NO_USERNS: '1' },
+                env: { FS_SANDBOX_TEST_NO_USERNS: '1', FS_SANDBOX_TEST_SECOND_LEG: '1' },
                 ...e2e,
               },
             },

@@ -5,9 +5,9 @@ import { ensureBuilt } from './support/build.js';
 import {
   type CliUser,
   callMethod,
+  MATRIX_PRECHECK_MODES,
   NO_USER_NAMESPACES,
   NOBODY_UID,
-  PRECHECK_MODES,
   USERS,
 } from './support/cli.js';
 import {
@@ -34,7 +34,7 @@ beforeAll(() => {
 });
 
 describe.each(USERS)('as %s', (user: CliUser) => {
-  describe.each(PRECHECK_MODES)('%s', (_mode, precheck) => {
+  describe.each(MATRIX_PRECHECK_MODES)('%s', (_mode, precheck) => {
     const served = useServedBroker(user, precheck);
     let fixture: Fixture;
     let before: TreeSnapshot;

@@ -7,9 +7,9 @@ import { CLI_BIN, ensureBuilt, REPO } from './support/build.js';
 import {
   type CliUser,
   callMethod,
+  MATRIX_PRECHECK_MODES,
   NO_USER_NAMESPACES,
   NOBODY_UID,
-  PRECHECK_MODES,
   runCli,
   USERS,
 } from './support/cli.js';
@@ -69,7 +69,7 @@ async function chownFor(user: CliUser, ...paths: string[]): Promise<void> {
 describe.each(USERS)('as %s', (user: CliUser) => {
   const chownForUser = (...paths: string[]) => chownFor(user, ...paths);
 
-  describe.each(PRECHECK_MODES)('%s', (_mode, precheck) => {
+  describe.each(MATRIX_PRECHECK_MODES)('%s', (_mode, precheck) => {
     // One served broker per mode (served-broker.ts); linux-escapes smoke-tests `fs-sandbox call` per mode.
     const served = useServedBroker(user, precheck);
     let fixture: Fixture;

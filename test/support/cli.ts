@@ -38,6 +38,22 @@ export const PRECHECK_MODES = [
   ['pre-check off (kernel only)', false],
 ] as const;
 
+/**
+ * Set (to 1) by the projects that run suites a second time for what changes there (`e2e-node`: the
+ * helper's runtime, `e2e-landlock`: the backend; test/support/suite-plan.ts).
+ */
+export const SECOND_LEG = process.env.FS_SANDBOX_TEST_SECOND_LEG === '1';
+
+/**
+ * The pre-check modes of an attack matrix in this run: both in the e2e project, the pre-check-off
+ * half only in a second leg. With the pre-check on, a request that reaches the helper reaches it
+ * with the pre-check off too (the same request, the same runtime and backend), and what refuses the
+ * rest is the broker's pre-check: the same code on the same paths in every leg, checked once.
+ */
+export const MATRIX_PRECHECK_MODES = SECOND_LEG
+  ? PRECHECK_MODES.filter(([, precheck]) => !precheck)
+  : PRECHECK_MODES;
+
 export interface CliRun {
   code: number | null;
   signal: NodeJS.Signals | null;

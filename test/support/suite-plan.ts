@@ -12,6 +12,10 @@
  * inherits, its child processes. The rest check the broker, the CLI, the servers or the protocols,
  * whose code is the same whichever runtime runs the helper, and run once.
  *
+ * The attack matrices among them (linux-escapes, physical-enforcement) run only their pre-check-off
+ * half again (MATRIX_PRECHECK_MODES in cli.ts, also in e2e-landlock): with the pre-check on, what
+ * the helper sees it also sees with the pre-check off, and the rest is the broker's pre-check.
+ *
  * Suites that compare the runtimes themselves loop over HELPER_RUNTIMES inside
  * (helper-runtimes.ts) and are not listed: inherited-descriptors, late-denied-read,
  * bun-hardening, bench-warm-floor. The helper's unit suites run under Bun too
