@@ -13,6 +13,7 @@ import {
   uri,
   workspaceContext,
 } from './support/fixture.js';
+import { useServedBroker } from './support/served-broker.js';
 import { diffTrees, snapshotTree } from './support/tree-snapshot.js';
 
 /** One slot of a batch's results, as the tests read it. */
@@ -52,18 +53,6 @@ function contextWith(...more: Array<Record<string, unknown>>): Record<string, un
   return context;
 }
 
-async function call(method: string, params: Record<string, unknown>, flags: { precheck?: boolean } = {}) {
-  return callMethod(
-    method,
-    { sandbox: workspaceContext(fixture), ...params },
-    {
-      user: 'root',
-      env: cliEnv(fixture),
-      ...flags,
-    },
-  );
-}
-
 const cli = (args: string[]) => runCli(args, { user: 'root', env: cliEnv(fixture), cwd: fixture.ws });
 
 describe('fs-sandbox mv', () => {
@@ -94,6 +83,12 @@ describe('fs-sandbox mv', () => {
 });
 
 describe('fs/rename refusals', () => {
+  // The two matrices below send their cases to one served broker per pre-check mode
+  // (served-broker.ts); the cases just below and `fs-sandbox mv` keep the CLI's own path.
+  const servedBy = { on: useServedBroker('root', true), off: useServedBroker('root', false) };
+  const refusal = (params: Record<string, unknown>, precheck: boolean) =>
+    servedBy[precheck ? 'on' : 'off'].call('fs/rename', { sandbox: workspaceContext(fixture), ...params });
+
   for (const precheck of [true, false]) {
     it(`refuses a directory holding a denied file and moves nothing (pre-check ${precheck ? 'on' : 'off'})`, async () => {
       const { ws } = fixture;
@@ -132,10 +127,9 @@ describe('fs/rename refusals', () => {
     ];
     for (const precheck of [true, false]) {
       for (const [source, destination, kind] of tries) {
-        const outcome = await call(
-          'fs/rename',
+        const outcome = await refusal(
           { sourcePath: uri(source), destinationPath: uri(destination) },
-          { precheck },
+          precheck,
         );
         expect(outcome.error?.data.errorKind, `${source} -> ${destination} (pre-check ${precheck})`).toBe(
           kind,
@@ -178,7 +172,7 @@ describe('fs/rename refusals', () => {
     ];
     for (const precheck of [true, false]) {
       for (const [sourcePath, destinationPath] of spellings) {
-        const outcome = await call('fs/rename', { sourcePath, destinationPath }, { precheck });
+        const outcome = await refusal({ sourcePath, destinationPath }, precheck);
         expect(
           outcome.code,
           `${sourcePath} -> ${destinationPath} (pre-check ${precheck}): ${outcome.run.stdout}`,
