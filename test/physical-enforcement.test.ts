@@ -325,13 +325,18 @@ describe.each(USERS)('as %s', (user: CliUser) => {
         ],
         fixture.ws,
       );
+      // Under Landlock a checkout below /tmp puts the launcher inside this writable root: every
+      // request is then refused outright, typed (as in the installation test above).
+      const kinds =
+        NO_USER_NAMESPACES && `${resolve(REPO)}/`.startsWith('/tmp/') ? ['sandbox_unavailable'] : REFUSED;
       try {
         await expectRefused(
           'fs/copy',
           { sourcePath: uri(join(fixture.ro, 'merge')), destinationPath: uri('/tmp'), recursive: true },
           sandbox,
+          kinds,
         );
-        await expectRefused('fs/createDirectory', { path: uri('/tmp/.agents') }, sandbox);
+        await expectRefused('fs/createDirectory', { path: uri('/tmp/.agents') }, sandbox, kinds);
         for (const name of ['.codex', '.agents', 'plain.txt']) {
           if (!existed.includes(name)) expect(existsSync(join('/tmp', name)), name).toBe(false);
         }
