@@ -1,23 +1,38 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import { CLI_BIN, REPO } from './build.js';
 
 let binDir: string | undefined;
 
 /**
- * A directory holding only `fs-sandbox`, a link to this repository's CLI, made once per test
- * process and removed when it exits. Tests that run `fs-sandbox` as a person's shell would (from
- * PATH) put it first: `/usr/local/bin/fs-sandbox` is shared by every clone on the machine, and
- * another clone's set-up re-points it at its own build.
+ * A directory holding only `fs-sandbox`, a link to this repository's CLI, inside the checkout
+ * (`test/.cli-bin`, ignored by git): tests that run `fs-sandbox` as a person's shell would (from
+ * PATH) put it first, since `/usr/local/bin/fs-sandbox` is shared by every clone on the machine
+ * and another clone's set-up re-points it at its own build. In the checkout rather than a
+ * temporary directory: vitest ends its workers without an exit event, and one directory per
+ * worker was left in /tmp for every run. Made by whichever worker comes first; the link is
+ * renamed into place, so a worker never sees it half made.
  */
 export function cliBinDir(): string {
   if (binDir !== undefined) return binDir;
-  const dir = mkdtempSync(join(tmpdir(), 'fs-sandbox-bin-'));
+  const dir = join(REPO, 'test', '.cli-bin');
+  mkdirSync(dir, { recursive: true });
   chmodSync(dir, 0o755); // the unprivileged user (nobody) runs it too
-  symlinkSync(CLI_BIN, join(dir, 'fs-sandbox'));
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const link = join(dir, 'fs-sandbox');
+  let current: string | null = null;
+  try {
+    current = readlinkSync(link);
+  } catch {
+    // Not made yet.
+  }
+  if (current !== CLI_BIN) {
+    const made = `${link}.${process.pid}.${threadId}`;
+    rmSync(made, { force: true });
+    symlinkSync(CLI_BIN, made);
+    renameSync(made, link);
+  }
   binDir = dir;
   return dir;
 }

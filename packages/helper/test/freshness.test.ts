@@ -1,15 +1,19 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { checkMountPoints, readMountPoints, treeMountPoints } from '../src/freshness.js';
 import { isLinux } from './support/helper-run.js';
 
 const line = (id: number, mountPoint: string) =>
   `${id} 1 0:${id} / ${mountPoint} rw,relatime shared:1 - tmpfs tmpfs rw\n`;
 
+/** Every table and tree of this file, removed at its end. */
+const scratch = mkdtempSync(join(tmpdir(), 'fs-sandbox-freshness-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
 function table(...mountPoints: string[]): string {
-  const dir = mkdtempSync(join(tmpdir(), 'fs-sandbox-mountinfo-'));
+  const dir = mkdtempSync(join(scratch, 'mountinfo-'));
   const path = join(dir, 'mountinfo');
   writeFileSync(path, mountPoints.map((point, index) => line(index + 20, point)).join(''));
   return path;
@@ -50,7 +54,7 @@ describe('the mount table', () => {
   });
 
   it('checks a mount found through a symlink in full every time, though the table is unchanged', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'fs-sandbox-mount-link-'));
+    const dir = mkdtempSync(join(scratch, 'mount-link-'));
     const target = join(dir, 'target');
     const link = join(dir, 'link');
     mkdirSync(target);
