@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createBroker, type FsBroker, type HelperRuntimeChoice } from '@fs-sandbox/broker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +24,7 @@ beforeAll(() => {
 
 afterAll(async () => {
   await Promise.all(brokers.map((broker) => broker.close()));
+  rmSync(fixture.base, { recursive: true, force: true });
 });
 
 const LINUX = process.platform === 'linux';
