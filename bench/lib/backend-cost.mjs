@@ -1,7 +1,5 @@
-import { createBroker, launchCommand } from '@fs-sandbox/broker';
-import { machineQuiet } from './settle.mjs';
-import { timeLaunch } from './spawn-timing.mjs';
-import { rotated, summarize } from './stats.mjs';
+import { createBroker } from '@fs-sandbox/broker';
+import { helperLaunch, oneKiBRequest, timeLaunchRounds, trueLaunch } from './launch-rounds.mjs';
 
 /**
  * The two Linux backends side by side: the real launch of a sandboxed read (a cold 1 KiB
@@ -12,15 +10,7 @@ import { rotated, summarize } from './stats.mjs';
 export const BACKENDS = ['bwrap', 'landlock'];
 
 export async function measureBackendCost(fixture, sandbox, helperRuntimes, rounds) {
-  const request = `${JSON.stringify({ operation: 'fs/readFile', params: { path: fixture.oneKiB } })}\n`;
-  const helper = (launch) => ({ ...launchCommand(launch), env: launch.env, inputs: launch.inputs });
-  // The command's launch: the same sandbox argv, then the program in place of the helper.
-  const command = (launch) => ({
-    file: launch.sandboxProgram,
-    args: [...launch.sandboxArgs, '/usr/bin/true'],
-    env: launch.env,
-    inputs: launch.inputs,
-  });
+  const request = oneKiBRequest(fixture);
   const subjects = {};
   for (const backend of BACKENDS) {
     let launch;
@@ -33,26 +23,12 @@ export async function measureBackendCost(fixture, sandbox, helperRuntimes, round
       }
       if (launch.backend !== backend)
         throw new Error(`asked for ${backend}, the broker prepared ${launch.backend}`);
-      subjects[`${kind} helper 1 KiB read, ${backend}`] = [helper(launch), request];
+      subjects[`${kind} helper 1 KiB read, ${backend}`] = [helperLaunch(launch), request];
     }
     // A command's start does not depend on the helper runtime: the last launch prepared serves.
-    subjects[`command /usr/bin/true, ${backend}`] = [command(launch), ''];
+    subjects[`command /usr/bin/true, ${backend}`] = [trueLaunch(launch), ''];
   }
-  const samples = Object.fromEntries(Object.keys(subjects).map((name) => [name, []]));
-  const once = async (name) => {
-    const [launch, input] = subjects[name];
-    const result = await timeLaunch(launch, input);
-    if (input !== '' && result.bytes < 1024) throw new Error(`${name}: the reply lacks the file bytes`);
-    return result.ms;
-  };
-  for (const name of Object.keys(subjects)) await once(name);
-  for (let round = 0; round < rounds; round++) {
-    for (const name of rotated(Object.keys(subjects), round)) {
-      await machineQuiet();
-      samples[name].push(await once(name));
-    }
-  }
-  const summary = Object.fromEntries(Object.entries(samples).map(([name, list]) => [name, summarize(list)]));
+  const summary = await timeLaunchRounds(subjects, rounds);
   const ratio = (what) => summary[`${what}, landlock`].median / summary[`${what}, bwrap`].median;
   const ratios = { command: ratio('command /usr/bin/true') };
   for (const kind of helperRuntimes) ratios[`${kind} helper read`] = ratio(`${kind} helper 1 KiB read`);

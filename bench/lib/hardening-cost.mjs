@@ -1,7 +1,5 @@
-import { createBroker, launchCommand } from '@fs-sandbox/broker';
-import { machineQuiet } from './settle.mjs';
-import { timeLaunch } from './spawn-timing.mjs';
-import { rotated, summarize } from './stats.mjs';
+import { createBroker } from '@fs-sandbox/broker';
+import { helperLaunch, oneKiBRequest, timeLaunchRounds, trueLaunch } from './launch-rounds.mjs';
 
 /**
  * What the host-privilege hardening costs a start: the real sandboxed launch of the helper (a cold
@@ -20,36 +18,14 @@ export async function measureHardeningCost(fixture, sandbox, runtime, rounds) {
     await broker.close();
   }
   const bare = withoutHardening(hardened);
-  const request = `${JSON.stringify({ operation: 'fs/readFile', params: { path: fixture.oneKiB } })}\n`;
-  const helper = (launch) => ({ ...launchCommand(launch), env: launch.env, inputs: launch.inputs });
-  // The command's launch: the same sandbox argv, then the program in place of node and the helper.
-  const command = (launch) => ({
-    file: launch.sandboxProgram,
-    args: [...launch.sandboxArgs, '/usr/bin/true'],
-    env: launch.env,
-    inputs: launch.inputs,
-  });
+  const request = oneKiBRequest(fixture);
   const subjects = {
-    'helper 1 KiB read, hardened': [helper(hardened), request],
-    'helper 1 KiB read, without filter and masks': [helper(bare), request],
-    'command /usr/bin/true, hardened': [command(hardened), ''],
-    'command /usr/bin/true, without filter and masks': [command(bare), ''],
+    'helper 1 KiB read, hardened': [helperLaunch(hardened), request],
+    'helper 1 KiB read, without filter and masks': [helperLaunch(bare), request],
+    'command /usr/bin/true, hardened': [trueLaunch(hardened), ''],
+    'command /usr/bin/true, without filter and masks': [trueLaunch(bare), ''],
   };
-  const samples = Object.fromEntries(Object.keys(subjects).map((name) => [name, []]));
-  const once = async (name) => {
-    const [launch, input] = subjects[name];
-    const result = await timeLaunch(launch, input);
-    if (input !== '' && result.bytes < 1024) throw new Error(`${name}: the reply lacks the file bytes`);
-    return result.ms;
-  };
-  for (const name of Object.keys(subjects)) await once(name);
-  for (let round = 0; round < rounds; round++) {
-    for (const name of rotated(Object.keys(subjects), round)) {
-      await machineQuiet();
-      samples[name].push(await once(name));
-    }
-  }
-  const summary = Object.fromEntries(Object.entries(samples).map(([name, list]) => [name, summarize(list)]));
+  const summary = await timeLaunchRounds(subjects, rounds);
   const ratio = (what) =>
     summary[`${what}, hardened`].median / summary[`${what}, without filter and masks`].median;
   return {
