@@ -240,7 +240,7 @@ describe('fs/copy', () => {
   });
 
   it.skipIf(!isPosix)(
-    'with overwrite: false never replaces a link that appears at the destination while it copies (a racing swap)',
+    'with overwrite: false never replaces a link that appears at the destination while it copies (a racing swap; POSIX only: the swap plants symlinks)',
     async () => {
       const dir = tempDir();
       writeFileSync(join(dir, 'src'), 'SOURCE');

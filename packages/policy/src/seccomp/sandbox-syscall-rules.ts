@@ -116,7 +116,8 @@ export function landlockSyscallRules(options: LandlockSyscallOptions): SyscallRu
       action: { type: 'errno', errno: EPERM },
       when: [{ arg: 0, width: 64, op: 'masked-eq', value: CLONE_NEWUSER, mask: CLONE_NEWUSER }],
     },
-    // clone3's flags lie in memory a filter cannot read: "not implemented", and libc uses clone.
+    // clone3's flags lie in memory a filter cannot read: refused with ENOSYS, as by a kernel that
+    // lacks it, so libc falls back to clone, whose flags the rule above reads.
     refuse('clone3', ENOSYS),
     // Mounts and namespace switches need capabilities the launcher dropped; refused by name as
     // well, so that a kernel bug in a capability check is not the only guard.
