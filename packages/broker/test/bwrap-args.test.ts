@@ -9,6 +9,7 @@ import {
   ISOLATION_ARGS,
 } from '../src/backends/linux/bwrap-args.js';
 import type { PathFact, PathFacts } from '../src/backends/linux/path-facts.js';
+import { emptyPlan } from './support/plans.js';
 
 const runtime: HelperRuntime = {
   executable: { kind: 'node', path: '/usr/bin/node' },
@@ -67,16 +68,7 @@ function bwrapArgs(p: SandboxPlan, facts: PathFacts, r: HelperRuntime = runtime)
 }
 
 function plan(overrides: Partial<SandboxPlan>): SandboxPlan {
-  return {
-    os: 'linux',
-    fullDiskRead: false,
-    readableRoots: [],
-    writableRoots: [],
-    deniedPaths: [],
-    denyGlobs: [],
-    cwd: null,
-    ...overrides,
-  };
+  return emptyPlan('linux', overrides);
 }
 
 const PROTECTED = ['.git', '.agents', '.codex'];

@@ -2,6 +2,7 @@ import type { SandboxPlan } from '@fs-sandbox/policy';
 import { LANDLOCK_FS, LANDLOCK_READ, LANDLOCK_WRITE } from '@fs-sandbox/policy/core';
 import { describe, expect, it } from 'vitest';
 import { buildLandlockRules, type LandlockHostView } from '../src/backends/linux/landlock-rules.js';
+import { emptyPlan } from './support/plans.js';
 
 /** A made-up tree: directories end in `/`; `link -> target` entries are symlinks. */
 function hostOf(paths: string[], links: Record<string, string> = {}): LandlockHostView {
@@ -33,16 +34,7 @@ function hostOf(paths: string[], links: Record<string, string> = {}): LandlockHo
 }
 
 function plan(overrides: Partial<SandboxPlan>): SandboxPlan {
-  return {
-    os: 'linux',
-    fullDiskRead: false,
-    readableRoots: [],
-    writableRoots: [],
-    deniedPaths: [],
-    denyGlobs: [],
-    cwd: null,
-    ...overrides,
-  };
+  return emptyPlan('linux', overrides);
 }
 
 const WRITE = LANDLOCK_WRITE | LANDLOCK_READ;

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HelperRuntime } from '../src/backends/backend.js';
 import { resolveMacosTopLevelAlias } from '../src/backends/macos/macos-path-aliases.js';
 import { reconcileSeatbeltPaths } from '../src/backends/macos/seatbelt-path-check.js';
+import { emptyPlan } from './support/plans.js';
 
 // The checks run against the real disk with real symlinks; only the /private alias rewrite is
 // macOS-specific, so these tests compare against the spelled path itself.
@@ -32,16 +33,7 @@ afterEach(async () => {
 });
 
 function plan(overrides: Partial<SandboxPlan>): SandboxPlan {
-  return {
-    os: 'macos',
-    fullDiskRead: true,
-    readableRoots: [],
-    writableRoots: [],
-    deniedPaths: [],
-    denyGlobs: [],
-    cwd: null,
-    ...overrides,
-  };
+  return emptyPlan('macos', { fullDiskRead: true, ...overrides });
 }
 
 const writable = (root: string, readOnlySubpaths: string[] = [], protectedNames: string[] = []) => ({

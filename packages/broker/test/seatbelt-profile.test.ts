@@ -9,6 +9,7 @@ import {
   SEATBELT_SYSCTL_NAMES,
   SEATBELT_SYSCTL_PREFIXES,
 } from '../src/backends/macos/seatbelt-profile.js';
+import { emptyPlan } from './support/plans.js';
 
 const RUNTIME: HelperRuntime = {
   executable: { kind: 'node', path: '/opt/homebrew/Cellar/node/20.11.0/bin/node' },
@@ -24,16 +25,7 @@ const WORK = '/Users/dev/work';
 const PROTECTED = ['.git', '.agents', '.codex'];
 
 function plan(overrides: Partial<SandboxPlan>): SandboxPlan {
-  return {
-    os: 'macos',
-    fullDiskRead: false,
-    readableRoots: [],
-    writableRoots: [],
-    deniedPaths: [],
-    denyGlobs: [],
-    cwd: WORK,
-    ...overrides,
-  };
+  return emptyPlan('macos', { cwd: WORK, ...overrides });
 }
 
 const PLANS: Record<string, SandboxPlan> = {

@@ -13,6 +13,7 @@ import {
 } from '../src/backends/windows/windows-launch-protocol.js';
 import { windowsLauncherScriptPath } from '../src/backends/windows/windows-launcher-path.js';
 import { acceptWindowsPlan } from '../src/backends/windows/windows-level.js';
+import { emptyPlan } from './support/plans.js';
 
 /** Why `level` refuses the plan (always as sandbox_unavailable), or null when it accepts it. */
 function windowsLevelRefusal(p: SandboxPlan, level: WindowsSandboxLevel): string | null {
@@ -34,16 +35,7 @@ const RUNTIME: HelperRuntime = {
 const LAUNCHER = 'C:\\fs-sandbox\\packages\\broker\\dist\\windows-launcher.js';
 
 function plan(overrides: Partial<SandboxPlan>): SandboxPlan {
-  return {
-    os: 'windows',
-    fullDiskRead: true,
-    readableRoots: [],
-    writableRoots: [],
-    deniedPaths: [],
-    denyGlobs: [],
-    cwd: 'C:\\Users\\dev\\work',
-    ...overrides,
-  };
+  return emptyPlan('windows', { fullDiskRead: true, cwd: 'C:\\Users\\dev\\work', ...overrides });
 }
 
 const WORKSPACE_WRITE = plan({
