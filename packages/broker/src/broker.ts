@@ -358,7 +358,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
           serverPolicy,
         });
       } catch (error) {
-        throw asFsError(error);
+        throw forLibraryCaller(asFsError(error), params, os);
       }
     },
     async prepareSandbox(sandbox) {

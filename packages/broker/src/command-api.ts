@@ -99,6 +99,19 @@ const DEFAULT_ENV_POLICY: NonNullable<ParsedParams<'process/start'>['envPolicy']
 };
 
 /**
+ * The command's sandbox context, parsed on its own for its `cwd`: a refusal names its field as the
+ * caller wrote it (`sandbox.cwd`), not as the context's own (`cwd`, which is the command's option).
+ */
+function contextOf(sandbox: CommandRequest['sandbox']): ReturnType<typeof parseSandboxContext> {
+  try {
+    return parseSandboxContext(sandbox);
+  } catch (error) {
+    if (!(error instanceof FsError) || typeof error.extra?.field !== 'string') throw error;
+    throw new FsError(error.kind, error.message, { ...error.extra, field: `sandbox.${error.extra.field}` });
+  }
+}
+
+/**
  * The command's process/start params as the wire carries them, before the schema's parse: the
  * caller's fields with what the library sets (`processId`, `tty`, `pipeStdin`, an env policy). A
  * caller passing one of the library's fields is told so. Without a `cwd` the command runs in the
@@ -117,7 +130,7 @@ export function commandStartParams(
         field: name,
       });
   }
-  const cwd = wire.cwd ?? parseSandboxContext(wire.sandbox)?.cwd ?? launch.defaultCwd;
+  const cwd = wire.cwd ?? contextOf(wire.sandbox)?.cwd ?? launch.defaultCwd;
   if (cwd === null) {
     throw new FsError('invalid_params', 'a remote command needs a `cwd` (or a sandbox context with one)', {
       field: 'cwd',

@@ -220,6 +220,19 @@ describe('createBroker routing', () => {
     expect(inContext.message).toMatch(
       /^`sandbox.cwd` takes a file: URI, not a path `\/w`: pass file:\/\/\/w /,
     );
+    // explainAccess and a command's cwd taken from its context say the same.
+    const explained = await failureOf(broker.explainAccess({ path: '/w/a', sandbox: workspace() }));
+    expect([explained.message, explained.extra]).toEqual([
+      '`path` takes a file: URI, not a path `/w/a`: pass file:///w/a (url.pathToFileURL(path).href makes one) [invalid URI: relative URL without a base]',
+      { field: 'path' },
+    ]);
+    const commandInContext = await failureOf(
+      broker.run(['true'], { sandbox: { ...workspace(), cwd: '/w' } }),
+    );
+    expect([commandInContext.message, commandInContext.extra]).toEqual([
+      '`sandbox.cwd` takes a file: URI, not a path `/w`: pass file:///w (url.pathToFileURL(path).href makes one) [invalid URI: relative URL without a base]',
+      { field: 'sandbox.cwd' },
+    ]);
     const wire = await failureOf(
       broker.callWithInfo('fs/readFile', { path: 'ro/hello.txt', sandbox: workspace() }),
     );
