@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ServeProcess } from './fixtures/conformance/serve-process.js';
@@ -29,6 +29,9 @@ protect = ["tasks.json"]
 sandbox_mode = "read-only"
 read_roots = ["ws", "ro"]
 `;
+
+/** A local user who is neither root nor nobody (the two users the CLI runs as here). */
+const ANOTHER_UID = 12345;
 
 beforeAll(() => {
   ensureBuilt();
@@ -153,6 +156,34 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       expect(run.stderr).toMatch(/\[invalid_params\]\n$/);
     }
     expect(existsSync(join(fixture.ws, 'typo.txt'))).toBe(false);
+  });
+
+  it('--find-policy refuses a file another user owns (a shared directory above the cwd), and nothing runs', async () => {
+    // A world-writable parent, as /tmp is: another local user puts an fs-sandbox.toml there that
+    // would make the whole outside directory writable.
+    const shared = join(fixture.base, 'shared');
+    const project = join(shared, 'project');
+    await mkdir(project, { recursive: true });
+    await chmod(shared, 0o1777);
+    const planted = join(shared, 'fs-sandbox.toml');
+    await writeFile(planted, `[profiles.wide]\nwritable_roots = [${JSON.stringify(fixture.outside)}]\n`);
+    await chown(planted, ANOTHER_UID, ANOTHER_UID);
+    const target = join(fixture.outside, 'planted.txt');
+    const run = await cli(
+      ['run', '--find-policy', '--profile', 'wide', '--', 'sh', '-c', `echo x > ${target}`],
+      project,
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      new RegExp(
+        `^fs-sandbox: --find-policy: ${planted} belongs to uid ${ANOTHER_UID}, not to you .*--policy`,
+      ),
+    );
+    expect(existsSync(target)).toBe(false);
+    // Named with --policy, the user chose it: it is read.
+    const named = await cli(['why', '--policy', planted, '--profile', 'wide', target], project);
+    expect(named.stdout).toContain('can be read and written');
+    await rm(shared, { recursive: true, force: true });
   });
 
   it('serve: a request without a sandbox runs under the profile', async () => {

@@ -328,7 +328,7 @@ export function policyProfileFrom(
       'invalid_params',
       `--find-policy: no ${POLICY_FILE_NAME} in ${start} or a directory above it`,
     );
-  return PolicyFile.load(file).select(flags.profile);
+  return PolicyFile.load(file, flags.policy === undefined).select(flags.profile);
 }
 
 /** Each entry the profile put in the context, by its label, with the place it was written. */

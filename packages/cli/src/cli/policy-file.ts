@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import {
   currentHostOs,
@@ -187,9 +187,15 @@ export class PolicyFile {
     private readonly lines: Map<string, number>,
   ) {}
 
-  /** Reads and checks `file` (an absolute path); every problem is an `invalid_params` naming file, line and key. */
-  static load(file: string): PolicyFile {
-    const text = readPolicyText(file);
+  /**
+   * Reads and checks `file` (an absolute path); every problem is an `invalid_params` naming file,
+   * line and key. `found`: the file was found by `--find-policy`, not named, so it must belong to
+   * this user or root (as git trusts a repository it finds above the cwd): a shared directory
+   * above the cwd, `/tmp` say, is one where anyone can leave one.
+   */
+  static load(file: string, found = false): PolicyFile {
+    const euid = process.geteuid?.();
+    const text = readPolicyText(file, found && euid !== undefined ? [euid, 0] : null);
     let ast: AST.TOMLProgram;
     try {
       ast = parseTOML(text);
@@ -303,7 +309,8 @@ export function surfacePolicy(profile: PolicyProfile, os: HostOs): ExecutableSur
 /**
  * `--find-policy`: the nearest `fs-sandbox.toml` in `start` or a directory above it, or null. Only
  * on request: a file found by walking up may have been put there by someone other than the user
- * (which is also why the name is on the executable surface: no sandboxed write makes one).
+ * (which is also why the name is on the executable surface: no sandboxed write makes one, and why
+ * `PolicyFile.load` takes a found one only from the user or root).
  */
 export function findPolicyFile(start: string): string | null {
   for (let directory = resolve(start); ; directory = dirname(directory)) {
@@ -317,24 +324,46 @@ export function findPolicyFile(start: string): string | null {
   }
 }
 
-function readPolicyText(file: string): string {
-  let size: number;
+/**
+ * The file's text, read through one descriptor (what is checked is what is read; a FIFO put there
+ * does not block the open). `owners`: the uids a file found by walking up may belong to.
+ */
+function readPolicyText(file: string, owners: readonly number[] | null): string {
+  const refuse = (message: string, extra: Record<string, unknown> = {}) =>
+    new FsError('invalid_params', message, { policyFile: file, ...extra });
+  let fd: number;
   try {
-    const stats = statSync(file);
-    if (!stats.isFile())
-      throw new FsError('invalid_params', `policy file ${file} is not a file`, { policyFile: file });
-    size = stats.size;
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    if (error instanceof FsError) throw error;
-    throw new FsError('invalid_params', `policy file ${file} cannot be read: ${(error as Error).message}`, {
-      policyFile: file,
-    });
+    throw refuse(`policy file ${file} cannot be read: ${(error as Error).message}`);
   }
-  if (size > POLICY_FILE_MAX_BYTES)
-    throw new FsError('invalid_params', `policy file ${file} is larger than ${POLICY_FILE_MAX_BYTES} bytes`, {
-      policyFile: file,
-    });
-  return readFileSync(file, 'utf8');
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw refuse(`policy file ${file} is not a file`);
+    if (owners !== null) {
+      // A link someone else planted, to a file of ours, would still be theirs to point elsewhere.
+      const link = lstatSync(file, { throwIfNoEntry: false });
+      const owner = [stats.uid, link?.uid ?? stats.uid].find((uid) => !owners.includes(uid));
+      if (owner !== undefined)
+        throw refuse(
+          `--find-policy: ${file} belongs to uid ${owner}, not to you (uid ${owners[0]}) or root: whoever wrote it would choose your sandbox; name it with --policy FILE if you trust it`,
+          { owner },
+        );
+    }
+    // Bounded by what is read, not by the size stat gave: the file may grow meanwhile.
+    const buffer = Buffer.alloc(POLICY_FILE_MAX_BYTES + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+    }
+    if (length > POLICY_FILE_MAX_BYTES)
+      throw refuse(`policy file ${file} is larger than ${POLICY_FILE_MAX_BYTES} bytes`);
+    return buffer.toString('utf8', 0, length);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** A relative deny path is under the file's directory; a relative glob too (its directory escaped). */
