@@ -241,6 +241,20 @@ describe('errors name the file, the line and the key', () => {
       'profiles.dev.unix_sockets',
       /own network/,
     ],
+    [
+      'a writable root that does not exist',
+      '[profiles.dev]\nwritable_roots = [".", "missing"]\n',
+      2,
+      'profiles.dev.writable_roots[1]',
+      /\/missing does not exist$/,
+    ],
+    [
+      'a read root that is a file',
+      '[profiles.dev]\nread_roots = [\n  "bad.toml",\n]\n',
+      3,
+      'profiles.dev.read_roots[0]',
+      /\/bad\.toml is not a directory$/,
+    ],
     ['a syntax error', '[profiles.dev]\ndeny = [".env"\n', 3, null, /./],
   ];
   it.each(cases)('%s', (_, text, line, key, message) => {

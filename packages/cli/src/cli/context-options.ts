@@ -24,6 +24,7 @@ import {
   PolicyFile,
   type PolicyProfile,
   type PolicySource,
+  policyError,
   surfacePolicy,
 } from './policy-file.js';
 
@@ -280,6 +281,13 @@ export function resolveContext(
       'invalid_params',
       `${flags.sandbox === false ? '--no-sandbox' : '--sandbox'} cannot be combined with a policy file`,
     );
+  // The file's roots are checked as the flags' are, each refusal naming where the file wrote it.
+  if (defaults.checkDirectories) {
+    for (const { value, source } of [...policy.writableRoots, ...policy.readRoots]) {
+      const problem = directoryProblem(value);
+      if (problem !== null) throw policyError(source.file, source, `${value} ${problem}`);
+    }
+  }
   const merged: ContextFlags = {
     ...flags,
     profile: policy.sandboxMode ?? 'workspace-write',
@@ -508,13 +516,16 @@ function isRootRead(entry: FileSystemEntry): boolean {
 }
 
 function checkDirectory(flag: string, path: string): void {
-  let isDirectory: boolean;
+  const problem = directoryProblem(path);
+  if (problem !== null) throw new FsError('invalid_params', `${flag} ${path} ${problem}`);
+}
+
+function directoryProblem(path: string): string | null {
   try {
-    isDirectory = statSync(path).isDirectory();
+    return statSync(path).isDirectory() ? null : 'is not a directory';
   } catch {
-    throw new FsError('invalid_params', `${flag} ${path} does not exist`);
+    return 'does not exist';
   }
-  if (!isDirectory) throw new FsError('invalid_params', `${flag} ${path} is not a directory`);
 }
 
 function parseJsonFlag(text: string): unknown {

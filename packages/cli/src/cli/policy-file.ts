@@ -379,7 +379,12 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
   return Object.keys(shape);
 }
 
-function policyError(file: string, where: { line: number; key: string | null }, message: string): FsError {
+/** `FILE:LINE: KEY: message`, the one form of every problem a policy file has. */
+export function policyError(
+  file: string,
+  where: { line: number; key: string | null },
+  message: string,
+): FsError {
   const key = where.key === null ? '' : ` ${where.key}:`;
   return new FsError('invalid_params', `${file}:${where.line}:${key} ${message}`, {
     policyFile: file,
