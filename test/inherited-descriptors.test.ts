@@ -225,6 +225,7 @@ describe('the library with a descriptor to cover near its open-files limit', () 
   it('refuses each call, typed, and keeps running (a spawn there would fail or crash the process)', () => {
     const script = `import { createBroker } from ${JSON.stringify(pathToFileURL(join(REPO, 'packages/broker/dist/index.js')).href)};
 const outcomes = [];
+const messages = new Set();
 for (const pool of [false, undefined]) {
   const broker = createBroker({ pool });
   for (let i = 0; i < 2; i++) {
@@ -233,18 +234,20 @@ for (const pool of [false, undefined]) {
       outcomes.push('ok');
     } catch (error) {
       outcomes.push(error.kind);
+      messages.add(error.message);
     }
   }
   await broker.close();
 }
-process.stdout.write(JSON.stringify(outcomes));
+process.stdout.write(JSON.stringify({ outcomes, messages: [...messages] }));
 `;
     const stdout = execFileSync(
       'bash',
       [
         '--norc',
         '-c',
-        'ulimit -n 1024; exec 1020</dev/null; exec "$@"',
+        // 200 too, far below the limit: covered as ever, and not what the refusal names.
+        'ulimit -n 1024; exec 1020</dev/null 200</dev/null; exec "$@"',
         'bash',
         process.execPath,
         '--input-type=module',
@@ -253,6 +256,11 @@ process.stdout.write(JSON.stringify(outcomes));
       ],
       { encoding: 'utf8' },
     );
-    expect(JSON.parse(stdout)).toEqual(Array(4).fill('sandbox_unavailable'));
+    const { outcomes, messages } = JSON.parse(stdout);
+    expect(outcomes).toEqual(Array(4).fill('sandbox_unavailable'));
+    // What to act on: the descriptor near the limit, not every one this process passes on.
+    expect(messages).toEqual([
+      'this process holds descriptor 1020 without close-on-exec, too close to its open-files limit (1024) to be kept from a sandboxed process; close it, open it with O_CLOEXEC, or raise the limit (ulimit -n)',
+    ]);
   });
 });

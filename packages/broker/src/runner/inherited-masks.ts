@@ -72,12 +72,15 @@ export function coveredStdio(standard: readonly Slot[], inputs: LaunchInputs | u
   const stdio = launchStdio(standard, inputs);
   const passedOn = inheritedDescriptors().filter((fd) => fd >= stdio.length);
   if (passedOn.length === 0) return stdio;
-  const highest = Math.max(...passedOn);
   // The stdio array reaches the highest number; past the open-files limit the spawn itself fails.
-  if (highest + SPAWN_HEADROOM >= openFilesLimit()) {
+  // The refusal names only the descriptors that are too close: those are what to act on.
+  const limit = openFilesLimit();
+  const tooClose = passedOn.filter((fd) => fd + SPAWN_HEADROOM >= limit).sort((a, b) => a - b);
+  if (tooClose.length > 0) {
+    const many = tooClose.length > 1;
     throw new FsError(
       'sandbox_unavailable',
-      `this process holds descriptor${passedOn.length > 1 ? 's' : ''} ${passedOn.join(', ')} without close-on-exec, too close to its open-files limit to be kept from a sandboxed process; close ${passedOn.length > 1 ? 'them' : 'it'}, open with O_CLOEXEC, or raise the limit (ulimit -n)`,
+      `this process holds descriptor${many ? 's' : ''} ${tooClose.join(', ')} without close-on-exec, too close to its open-files limit (${limit}) to be kept from a sandboxed process; close ${many ? 'them' : 'it'}, open ${many ? 'them' : 'it'} with O_CLOEXEC, or raise the limit (ulimit -n)`,
       { kind: 'sandboxPreparation' },
     );
   }
