@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import Module from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -17,8 +17,11 @@ export function ownCodePaths(
   helperBundle: string,
   runtimePath: string,
   ripgrepPath: string | null = null,
+  // The file of the running code (the CLI's bundle, or the broker package's module): its package is
+  // the first root. A test passes a file of another installation.
+  runningFile: string = fileURLToPath(import.meta.url),
 ): string[] {
-  const brokerRoot = packageRootOf(fileURLToPath(import.meta.url), null);
+  const brokerRoot = packageRootOf(runningFile, null);
   const paths = new Set<string>([runtimePath, helperBundle]);
   if (ripgrepPath !== null) paths.add(ripgrepPath);
   if (brokerRoot === null) return [...paths];
@@ -29,19 +32,17 @@ export function ownCodePaths(
   const ripgrepRoot = ripgrepPath === null ? null : packageRootOf(ripgrepPath, null);
   if (ripgrepRoot !== null) roots.push(ripgrepRoot);
   const manifest = readManifest(brokerRoot);
-  const require = createRequire(join(brokerRoot, 'package.json'));
   const dependencies = Object.keys({ ...manifest?.dependencies, ...manifest?.optionalDependencies });
   for (const name of dependencies) {
-    const root = resolvedRoot(require, name);
+    const root = installedRoot(brokerRoot, name);
     if (root !== null) roots.push(root);
     // The dependencies' own dependencies (zod under the policy package) are part of the run too, and
     // their optional ones: the Bun helper's package for this platform under the helper package,
     // which a later broker runs (its self-check outside any sandbox) even when this one runs node.
     const inner = root === null ? null : readManifest(root);
     if (root === null || inner === null) continue;
-    const innerRequire = createRequire(join(root, 'package.json'));
     for (const innerName of Object.keys({ ...inner.dependencies, ...inner.optionalDependencies })) {
-      const innerRoot = resolvedRoot(innerRequire, innerName);
+      const innerRoot = installedRoot(root, innerName);
       if (innerRoot !== null) roots.push(innerRoot);
     }
   }
@@ -70,7 +71,7 @@ function readManifest(root: string): Manifest | null {
 function packageRootOf(file: string, name: string | null): string | null {
   let current: string;
   try {
-    current = realpathSync(dirname(file));
+    current = realpathSync.native(dirname(file));
   } catch {
     return null;
   }
@@ -83,16 +84,36 @@ function packageRootOf(file: string, name: string | null): string | null {
   }
 }
 
-function resolvedRoot(require: NodeJS.Require, name: string): string | null {
-  // Its entry point, else its manifest: a package of files only (the Bun helper's) has no entry.
-  for (const specifier of [name, `${name}/package.json`]) {
+/**
+ * The real path of the folder node loads the package `name` from when it is required from inside
+ * `root`: the first `node_modules/<name>` holding a package.json in `root` or a folder above it
+ * (node skips those that are themselves named `node_modules`), else in node's global folders
+ * (NODE_PATH, ~/.node_modules, ...). Found by looking, not by require.resolve: resolving each
+ * package's entry point through its `exports` took ~12 ms of every broker's start, and the folder
+ * is all that is protected. Null when it is not installed (an optional dependency of another
+ * platform).
+ */
+function installedRoot(root: string, name: string): string | null {
+  const searched: string[] = [];
+  for (let current = root; ; current = dirname(current)) {
+    if (basename(current) !== 'node_modules') searched.push(join(current, 'node_modules'));
+    if (dirname(current) === current) break;
+  }
+  for (const folder of [...searched, ...globalModuleFolders()]) {
+    const candidate = join(folder, name);
+    if (!existsSync(join(candidate, 'package.json'))) continue;
     try {
-      return packageRootOf(require.resolve(specifier), name);
+      return realpathSync.native(candidate);
     } catch {
-      // Not installed on this platform (an optional dependency), or exports neither.
+      // Gone meanwhile: node would look further too.
     }
   }
   return null;
+}
+
+/** Node's global folders, searched after every `node_modules` above (not typed by @types/node). */
+function globalModuleFolders(): readonly string[] {
+  return (Module as unknown as { globalPaths?: string[] }).globalPaths ?? [];
 }
 
 /**
@@ -106,7 +127,7 @@ function moduleFoldersAbove(root: string): string[] {
   for (let current = dirname(root); ; current = dirname(current)) {
     if (basename(current) === 'node_modules') found.push(current);
     const beside = join(current, 'node_modules');
-    if (existsSync(beside)) found.push(realpathSync(beside));
+    if (existsSync(beside)) found.push(realpathSync.native(beside));
     if (dirname(current) === current) return found;
   }
 }
