@@ -18,8 +18,13 @@ import {
   type SandboxedContext,
   type TouchedPath,
 } from '@fs-sandbox/policy';
-import type { CommandLaunchSpec, SandboxBackend } from './backends/backend.js';
-import type { LinuxBackendPreference } from './backends/linux/linux-backend-choice.js';
+import type { BackendName, CommandLaunchSpec, SandboxBackend } from './backends/backend.js';
+import {
+  bwrapProven,
+  type LinuxBackendPreference,
+  requestedLinuxBackend,
+  settleLinuxBackend,
+} from './backends/linux/linux-backend-choice.js';
 import { selectBackend } from './backends/select-backend.js';
 import type { Broker, CallInfo, CallOptions } from './broker-api.js';
 import {
@@ -32,6 +37,7 @@ import {
 } from './command-api.js';
 import { admitRequest } from './core/admission.js';
 import { BatchPlan } from './core/batch-plan.js';
+import { DeferredProbes, mayBeUnusableChoice } from './core/deferred-probes.js';
 import { explainPathAccess } from './core/explain-access.js';
 import { forLibraryCaller } from './core/library-errors.js';
 import { type ParsedRequest, parseRequest } from './core/parsed-request.js';
@@ -47,14 +53,9 @@ import { type CommandLaunchRequest, sandboxCommandOf, unsandboxedCommandOf } fro
 
 export type { CommandLaunchRequest } from './runner/command-setup.js';
 
-import {
-  type ResolvedHelperRuntime,
-  resolveHelperRuntime,
-  resolveRipgrep,
-  runsRipgrep,
-} from './runner/helper-runtime.js';
+import { resolveHelperRuntime, resolveRipgrep, runsRipgrep } from './runner/helper-runtime.js';
 import type { HelperRuntimeChoice } from './runner/runtime-choice.js';
-import { type PreparedSandbox, SandboxRunner } from './runner/sandbox-runner.js';
+import { type PreparedSandbox, type SandboxRun, SandboxRunner } from './runner/sandbox-runner.js';
 import { type HelperLauncher, runHelper } from './runner/spawn-helper.js';
 import { runCommand, startCommand } from './runner/spawned-command.js';
 
@@ -172,7 +173,6 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
   const env = options.env ?? process.env;
   const precheck = options.precheck ?? true;
   const serverPolicy = options.serverPolicy == null ? null : parseSandboxContext(options.serverPolicy);
-  let runtime: Promise<ResolvedHelperRuntime> | null = null;
   // In-process requests need no helper bundle, only ripgrep for the methods that run it.
   let inProcessRipgrep: Promise<string | null> | null = null;
   const poolOptions = options.launcher === undefined ? resolvePoolOptions(options.pool) : null;
@@ -188,6 +188,17 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       `maxProcesses must be an integer from 1 to 4194304, or null; got ${maxProcesses}`,
     );
   }
+  const probes = new DeferredProbes({
+    runtime: (selfCheck) =>
+      resolveHelperRuntime(os, env, options.helperBundle, options.helperRuntime, selfCheck),
+    settleBackend: async () =>
+      os === 'linux' &&
+      options.backendFor === undefined &&
+      settleLinuxBackend(requestedLinuxBackend(options.backend, env), env),
+    backendProven: (backend) => {
+      if (backend === 'bwrap') bwrapProven(env);
+    },
+  });
   const runner = new SandboxRunner({
     os,
     ...(options.maxProcesses === undefined ? {} : { maxProcesses: options.maxProcesses }),
@@ -200,17 +211,9 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
           windowsSandboxLevel: context.windowsSandboxLevel,
           ...(options.backend === undefined ? {} : { linuxBackend: options.backend }),
           requireBackend: context.requireBackend,
+          probe: probes.probeTiming,
         })),
-    runtime: () => {
-      // Resolved once per broker; a failure (bundle not built yet) is not cached.
-      runtime ??= resolveHelperRuntime(os, env, options.helperBundle, options.helperRuntime).catch(
-        (error: unknown) => {
-          runtime = null;
-          throw error;
-        },
-      );
-      return runtime;
-    },
+    runtime: () => probes.runtime(),
     launcher: options.launcher ?? pool?.launch ?? runHelper,
   });
   let closed = false;
@@ -251,35 +254,49 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
         batch === null
           ? request.helper
           : batch.request(request.helper as unknown as HelperRequest<'fs/batch'>);
+      const runOptions = {
+        signal: callOptions.signal,
+        timeoutMs: callOptions.timeoutMs ?? options.timeoutMs,
+        ...(callOptions.onProgress ? { onProgress: callOptions.onProgress } : {}),
+      };
+      // A request that creates, replaces and removes nothing: it may run on the last build of its
+      // sandbox (speculative-run.ts), and before the deferred probes (deferred-probes.ts).
+      const readOnly = batch === null && !isWriteClassMethod(request.method);
+      const runSandboxed = async (context: SandboxedContext): Promise<SandboxRun | NoRun> => {
+        if (precheck) {
+          // Unknown when the runtime cannot be resolved: the refusal then names the rule, and
+          // preparing the sandbox fails on its own.
+          const runtimeReads = await runner.runtimeReads().catch(() => null);
+          prechecked((paths) => precheckRequest(paths, context.profile, os, context.surface, runtimeReads));
+        }
+        if (readOnly) {
+          const physical = precheck ? (guard: PathGuard) => precheckPhysical(request.paths, guard, os) : null;
+          const speculated = await runOnLastSandbox(runner, context, request.helper, physical, runOptions);
+          if (speculated !== null) return speculated;
+        }
+        const prepared = await runner.prepare(context);
+        if (precheck) prechecked((paths) => precheckPhysical(paths, prepared.guard, os));
+        const helperRequest = toRun();
+        if (helperRequest === null) return { reply: null, backend: prepared.launch.backend };
+        return runner.run(helperRequest, prepared, runOptions, context);
+      };
       const { reply, info } = await runRouted(request.helper, request.route, {
         inProcess: async () => {
           const helperRequest = toRun();
           return helperRequest === null ? null : runInProcess(helperRequest, callOptions.onProgress);
         },
         sandboxed: async (_request, context) => {
-          if (precheck) {
-            // Unknown when the runtime cannot be resolved: the refusal then names the rule, and
-            // preparing the sandbox fails on its own.
-            const runtimeReads = await runner.runtimeReads().catch(() => null);
-            prechecked((paths) => precheckRequest(paths, context.profile, os, context.surface, runtimeReads));
+          if (!readOnly) await probes.settle();
+          if (!readOnly || !probes.deferred) return runSandboxed(context);
+          try {
+            const run = await runSandboxed(context);
+            probes.confirm(run.backend);
+            return run;
+          } catch (error) {
+            // Run again only when a probe took another runtime or backend: a read changes nothing.
+            if (!mayBeUnusableChoice(error) || !(await probes.settle())) throw error;
+            return runSandboxed(context);
           }
-          const runOptions = {
-            signal: callOptions.signal,
-            timeoutMs: callOptions.timeoutMs ?? options.timeoutMs,
-            ...(callOptions.onProgress ? { onProgress: callOptions.onProgress } : {}),
-          };
-          if (batch === null && !isWriteClassMethod(request.method)) {
-            const physical = precheck
-              ? (guard: PathGuard) => precheckPhysical(request.paths, guard, os)
-              : null;
-            const speculated = await runOnLastSandbox(runner, context, request.helper, physical, runOptions);
-            if (speculated !== null) return speculated;
-          }
-          const prepared = await runner.prepare(context);
-          if (precheck) prechecked((paths) => precheckPhysical(paths, prepared.guard, os));
-          const helperRequest = toRun();
-          if (helperRequest === null) return { reply: null, backend: prepared.launch.backend };
-          return runner.run(helperRequest, prepared, runOptions, context);
         },
       });
       return { result: resultOf<M>(batch === null ? (reply as HelperReply) : batch.merged(reply)), info };
@@ -298,11 +315,14 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       const context = parseSandboxContext(sandbox);
       const route = routeFor(context, os, serverPolicy);
       if (options.requireSandbox) assertSandboxed(route);
-      if (route.kind === 'sandbox')
+      if (route.kind === 'sandbox') {
+        // A command runs only under proven choices: its launch is not retried.
+        await probes.settle();
         return await runner.prepareCommand(
           route.context,
           sandboxCommandOf(request, route.context.profile, env, os),
         );
+      }
       if (request.terminal != null) {
         throw new FsError('sandbox_unavailable', 'a terminal is given to sandboxed commands only', {
           kind: 'ttyUnavailable',
@@ -350,6 +370,8 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
     async explainAccess(params) {
       try {
         if (closed) throw new FsError('internal_error', 'the broker is closed');
+        // What it shows is what the probes chose, not what a first read would try.
+        await probes.settle();
         return await explainPathAccess(params, {
           os,
           runner,
@@ -370,6 +392,7 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
             `this context does not need a sandbox (${route.reason}); it runs in-process`,
           );
         }
+        await probes.settle();
         return await runner.prepare(route.context);
       } catch (error) {
         throw asFsError(error);
@@ -411,6 +434,12 @@ export function createBroker(options: BrokerOptions = {}): FsBroker {
       await pool?.close();
     },
   };
+}
+
+/** A batch whose every operation was refused before any helper ran. */
+interface NoRun {
+  reply: null;
+  backend: BackendName;
 }
 
 /** A request that carries others (the method table's `innerRequests`: fs/batch) runs through its batch plan. */

@@ -91,7 +91,12 @@ describe("the broker's own code (own-code.ts)", () => {
     // An optional dependency that is not installed: nothing for it.
     const paths = ownCodePaths(HELPER_BUNDLE, process.execPath, null, running);
     expect(paths).toEqual(
-      expect.arrayContaining([broker, policy, join(policy, 'node_modules', 'zod'), join(base, 'store', 'ws')]),
+      expect.arrayContaining([
+        broker,
+        policy,
+        join(policy, 'node_modules', 'zod'),
+        join(base, 'store', 'ws'),
+      ]),
     );
     expect(paths).not.toContain(join(modules, 'zod'));
     expect(paths.filter((path) => path.includes('fs-sandbox-not-installed'))).toEqual([]);

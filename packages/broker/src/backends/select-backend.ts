@@ -20,6 +20,8 @@ export interface BackendSelection {
   linuxBackend?: LinuxBackendPreference;
   /** The context's `requireBackend`: any other backend is refused. */
   requireBackend?: SandboxedContext['requireBackend'];
+  /** Linux `auto`: probe bwrap first (default), or take it unprobed (chooseLinuxBackend). */
+  probe?: 'now' | 'deferred';
 }
 
 /**
@@ -43,7 +45,7 @@ async function platformBackend(selection: BackendSelection): Promise<SandboxBack
   switch (selection.os) {
     case 'linux': {
       const preference = requestedLinuxBackend(selection.linuxBackend, selection.env);
-      const choice = await chooseLinuxBackend(preference, selection.env);
+      const choice = await chooseLinuxBackend(preference, selection.env, selection.probe);
       return choice.backend === 'bwrap'
         ? createBwrapBackend({ env: selection.env, reason: choice.reason })
         : createLandlockBackend(choice.reason);

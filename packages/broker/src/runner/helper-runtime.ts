@@ -15,6 +15,7 @@ import {
   chooseRuntime,
   type HelperRuntimeChoice,
   requestedRuntime,
+  type SelfCheckTiming,
 } from './runtime-choice.js';
 
 /** The helper runtime plus the platform minimal roots that exist on this host. */
@@ -37,6 +38,7 @@ export async function resolveHelperRuntime(
   env: Record<string, string | undefined>,
   bundlePath?: string,
   runtimeChoice?: HelperRuntimeChoice,
+  selfCheck: SelfCheckTiming = 'now',
 ): Promise<ResolvedHelperRuntime> {
   const helperEnv = filterHelperEnv(env, os);
   const { executable, ...choice } = await chooseRuntime(
@@ -44,6 +46,8 @@ export async function resolveHelperRuntime(
     os,
     helperEnv,
     () => bundlePath ?? helperBundlePath(env, 'bun'),
+    process.arch,
+    selfCheck,
   );
   let helperBundle: string;
   try {

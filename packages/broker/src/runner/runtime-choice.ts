@@ -20,7 +20,20 @@ export interface ChosenRuntime {
    * slower than it should; a platform where Bun never runs the helper, or node asked for, is not.
    */
   bunUnusable?: string;
+  /**
+   * Set when the Bun helper was taken without its self-check (`selfCheck: 'deferred'`): the first
+   * helper run under it is the check, and the broker runs the real one if that run fails
+   * (core/deferred-probes.ts).
+   */
+  unchecked?: true;
 }
+
+/**
+ * `now`: the self-check runs before the choice is made. `deferred`: an installed Bun helper is taken
+ * on trust, to be proven by the first helper run (it saves a process start, ~12 ms, on every
+ * one-shot command).
+ */
+export type SelfCheckTiming = 'now' | 'deferred';
 
 const SELF_CHECK_TIMEOUT_MS = 5_000;
 /** Enough for the reply of the self-check request; more is not kept. */
@@ -68,10 +81,19 @@ export async function chooseRuntime(
   helperEnv: Record<string, string>,
   bunHelper: () => string,
   arch: string = process.arch,
+  selfCheck: SelfCheckTiming = 'now',
 ): Promise<ChosenRuntime> {
   const node: RuntimeExecutable = { kind: 'node', path: await realpath(process.execPath) };
   if (requested === 'node') return { executable: node, requested, reason: 'node, as asked' };
-  const bun = await usableBun(os, arch, helperEnv, bunHelper);
+  const bun = await usableBun(os, arch, helperEnv, bunHelper, selfCheck);
+  if (bun.executable !== null && selfCheck === 'deferred') {
+    return {
+      executable: bun.executable,
+      requested,
+      reason: `${bun.detail}; its first run is its self-check`,
+      unchecked: true,
+    };
+  }
   if (bun.executable !== null) {
     return { executable: bun.executable, requested, reason: `${bun.detail}; it passed the self-check` };
   }
@@ -91,6 +113,7 @@ async function usableBun(
   arch: string,
   helperEnv: Record<string, string>,
   bunHelper: () => string,
+  selfCheck: SelfCheckTiming,
 ): Promise<{ executable: RuntimeExecutable | null; detail: string; supported: boolean }> {
   if (os !== 'linux' || !BUN_ARCHES.has(arch)) {
     return {
@@ -106,7 +129,7 @@ async function usableBun(
     const why = error instanceof Error ? error.message : String(error);
     return { executable: null, detail: `the Bun helper is not installed: ${why}`, supported: true };
   }
-  const check = await selfCheck(path, helperEnv);
+  const check = selfCheck === 'deferred' ? null : await runSelfCheck(path, helperEnv);
   if (check === null) {
     return { executable: { kind: 'bun', path }, detail: 'the Bun helper is installed', supported: true };
   }
@@ -122,7 +145,7 @@ async function usableBun(
  * output: on the timeout its whole process group is killed and the answer is given at once, even if
  * something it started still holds its output open.
  */
-function selfCheck(path: string, env: Record<string, string>): Promise<string | null> {
+function runSelfCheck(path: string, env: Record<string, string>): Promise<string | null> {
   return new Promise((resolve) => {
     let settled = false;
     const settle = (outcome: string | null) => {

@@ -137,7 +137,7 @@ export class SandboxRunner {
     const [backend, runtime] = await this.backendAndRuntime(context);
     const plan = this.planFor(context, runtime);
     const reusable = this.reusesBuilds(backend);
-    const known = reusable ? this.prepared.get(plan) : undefined;
+    const known = reusable ? this.builtBy(backend, plan) : undefined;
     if (known?.reads.stillHolds()) return known.sandbox;
     const { value: sandbox, reads } = await journaled(async (): Promise<PreparedSandbox> => {
       const { plan: mounted, launch, host, runtimeReason } = await this.launchOf(backend, plan, runtime);
@@ -163,8 +163,16 @@ export class SandboxRunner {
     context: SandboxedContext,
   ): Promise<{ sandbox: PreparedSandbox; holds(): boolean } | null> {
     const [backend, runtime] = await this.backendAndRuntime(context);
-    const known = this.reusesBuilds(backend) ? this.prepared.get(this.planFor(context, runtime)) : undefined;
+    const known = this.reusesBuilds(backend)
+      ? this.builtBy(backend, this.planFor(context, runtime))
+      : undefined;
     return known === undefined ? null : { sandbox: known.sandbox, holds: () => known.reads.stillHolds() };
+  }
+
+  /** The kept build of a plan, if this backend made it (a deferred probe may switch to another one). */
+  private builtBy(backend: SandboxBackend, plan: SandboxPlan) {
+    const known = this.prepared.get(plan);
+    return known?.sandbox.launch.backend === backend.name ? known : undefined;
   }
 
   /** An injected protectHostPaths reads what it likes; only the built-in reads are witnessed. */

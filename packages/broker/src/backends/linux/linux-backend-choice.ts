@@ -20,6 +20,11 @@ export interface LinuxBackendChoice {
   backend: 'bwrap' | 'landlock';
   /** Why this one, in a sentence (doctor, explain). */
   reason: string;
+  /**
+   * `auto` took bwrap without its probe (`probe: 'deferred'`): the first launch under it is the
+   * probe, and the broker runs the real one if that launch fails (core/deferred-probes.ts).
+   */
+  unchecked?: true;
 }
 
 /** The preference: the option, else FS_SANDBOX_BACKEND, else `auto`; anything else is refused. */
@@ -96,24 +101,69 @@ export function landlockLauncherPath(): string {
 }
 
 const choices = new Map<string, Promise<LinuxBackendChoice>>();
+/** The keys of `choices` for which an unchecked bwrap was taken while no decision was kept. */
+const uncheckedTaken = new Set<string>();
+
+function choiceKey(preference: LinuxBackendPreference, env: Record<string, string | undefined>): string {
+  return `${preference}:${env.FS_SANDBOX_BWRAP ?? ''}`;
+}
 
 /**
  * The backend for a preference, decided once per process and preference (the bwrap probe runs a
  * real sandbox: ~20 ms). A failed `auto` (neither works) is not cached, so a later call may find a
- * fixed machine.
+ * fixed machine. With `probe: 'deferred'`, `auto` takes an installed bwrap unprobed (unless the
+ * probe has already run in this process): the caller must prove it by a launch, and call again with
+ * `now` if that launch fails.
  */
-export function chooseLinuxBackend(
+export async function chooseLinuxBackend(
   preference: LinuxBackendPreference,
   env: Record<string, string | undefined>,
+  probe: 'now' | 'deferred' = 'now',
 ): Promise<LinuxBackendChoice> {
-  const key = `${preference}:${env.FS_SANDBOX_BWRAP ?? ''}`;
+  const key = choiceKey(preference, env);
   let choice = choices.get(key);
+  if (choice === undefined && probe === 'deferred' && preference === 'auto') {
+    try {
+      await locateBwrap(env);
+      uncheckedTaken.add(key);
+      return { backend: 'bwrap', reason: 'bwrap (its first launch proves its namespaces)', unchecked: true };
+    } catch {
+      // Not installed: decided now (Landlock, or a refusal).
+    }
+  }
   if (choice === undefined) {
     choice = decide(preference, env);
     choice.catch(() => choices.delete(key));
     choices.set(key, choice);
   }
-  return choice;
+  return await choice;
+}
+
+/**
+ * Runs the probe an unchecked `auto` skipped (see chooseLinuxBackend): true when it takes Landlock,
+ * or neither (that refusal is then what a retry meets), instead of the bwrap that was taken.
+ */
+export async function settleLinuxBackend(
+  preference: LinuxBackendPreference,
+  env: Record<string, string | undefined>,
+): Promise<boolean> {
+  if (!uncheckedTaken.has(choiceKey(preference, env))) return false;
+  try {
+    return (await chooseLinuxBackend(preference, env)).backend !== 'bwrap';
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * A launch under an unchecked bwrap (see chooseLinuxBackend) made its namespaces: that is the
+ * probe's answer, kept for the process as the probe's would be.
+ */
+export function bwrapProven(env: Record<string, string | undefined>): void {
+  const key = choiceKey('auto', env);
+  if (uncheckedTaken.has(key) && !choices.has(key)) {
+    choices.set(key, Promise.resolve({ backend: 'bwrap', reason: 'bwrap made its namespaces' }));
+  }
 }
 
 async function decide(
