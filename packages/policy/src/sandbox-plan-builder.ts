@@ -7,7 +7,7 @@ import {
   type SplitNativePath,
   splitNativePath,
 } from './native-path.js';
-import { accessFor } from './permissions/access.js';
+import { accessResolver } from './permissions/access.js';
 import { entryScope } from './permissions/entry-scope.js';
 import { EXECUTABLE_SURFACE, isInsideSurface } from './permissions/executable-surface.js';
 import { hasFullDiskRead } from './permissions/full-disk.js';
@@ -35,12 +35,12 @@ export function buildSandboxPlan(resolved: SandboxedContext, os: HostOs): Sandbo
   const { points, denyGlobs } = collect(profile, os, fullDiskRead);
   // Globs are enforced as their own layer (denyGlobs); leaving them out here keeps one glob match
   // from reclassifying a whole root.
-  const pointProfile = withoutGlobs(profile);
-  const decisionAt = (path: string): Access => accessFor(pointProfile, path, os).access;
+  const accessAt = accessResolver(withoutGlobs(profile), os);
+  const decisionAt = (path: string): Access => accessAt(path).access;
   const grantedAbove = (path: string): Access | null => {
     const parent = parentPath(os, path);
     if (parent === null) return null;
-    const above = accessFor(pointProfile, parent, os);
+    const above = accessAt(parent);
     return above.entry === null ? null : above.access;
   };
 

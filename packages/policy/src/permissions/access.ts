@@ -14,7 +14,7 @@ import {
   isRestrictedProfile,
   type PermissionProfile,
 } from '../schemas/sandbox-context.js';
-import { entryLabel, entryScope } from './entry-scope.js';
+import { type EntryScope, entryLabel, entryScope } from './entry-scope.js';
 import {
   EXECUTABLE_SURFACE,
   isInsideSurface,
@@ -66,13 +66,34 @@ function beats(candidate: Candidate, best: Candidate | null): boolean {
   return candidate.depth === best.depth && RANK[candidate.decision.access] > RANK[best.decision.access];
 }
 
+/** An entry with what it covers in native terms, worked out once for many decisions. */
+interface ScopedEntry {
+  entry: FileSystemEntry;
+  scope: EntryScope;
+  label: string;
+  carved: 'minimal' | 'root' | null;
+}
+
+function scopedEntries(profile: PermissionProfile, os: HostOs): ScopedEntry[] | null {
+  if (!isRestrictedProfile(profile)) return null;
+  return profile.file_system.entries.map((entry) => ({
+    entry,
+    scope: entryScope(entry, os),
+    label: entryLabel(entry),
+    carved: secretsCarvedFrom(entry),
+  }));
+}
+
 function decide(profile: PermissionProfile, nativePath: string, os: HostOs): Decision {
-  if (!isRestrictedProfile(profile)) return { access: 'write', entry: null, root: null };
+  return decideAmong(scopedEntries(profile, os), nativePath, os);
+}
+
+/** `entries` null: an unrestricted profile, which writes everywhere. */
+function decideAmong(entries: readonly ScopedEntry[] | null, nativePath: string, os: HostOs): Decision {
+  if (entries === null) return { access: 'write', entry: null, root: null };
   const path = normalizeOrThrow(os, nativePath);
   let best: Candidate | null = null;
-  for (const entry of profile.file_system.entries) {
-    const scope = entryScope(entry, os);
-    const label = entryLabel(entry);
+  for (const { entry, scope, label, carved } of entries) {
     const candidates: Candidate[] = [];
     if (scope.kind === 'glob') {
       if (globDeniesPath(scope.pattern, path, os)) return { access: 'deny', entry: label, root: null };
@@ -86,7 +107,6 @@ function decide(profile: PermissionProfile, nativePath: string, os: HostOs): Dec
         candidates.push({ depth: split.segments.length, decision });
       }
     }
-    const carved = secretsCarvedFrom(entry);
     if (carved !== null) candidates.push(...rootOnlySecretExclusions(os, path, carved));
     for (const candidate of candidates) if (beats(candidate, best)) best = candidate;
   }
@@ -133,6 +153,22 @@ function rootOnlySecretExclusions(os: HostOs, path: string, grant: 'minimal' | '
 export function accessFor(profile: PermissionProfile, nativePath: string, os: HostOs): AccessDecision {
   const { access, entry } = decide(profile, nativePath, os);
   return { access, entry };
+}
+
+/**
+ * accessFor for many paths of one profile: each entry's scope (its URI parsed into a native path)
+ * is worked out once instead of once per path. The sandbox plan asks about every entry's root and
+ * its parent against every entry, thousands of URI parses for a plain context otherwise.
+ */
+export function accessResolver(
+  profile: PermissionProfile,
+  os: HostOs,
+): (nativePath: string) => AccessDecision {
+  const entries = scopedEntries(profile, os);
+  return (nativePath) => {
+    const { access, entry } = decideAmong(entries, nativePath, os);
+    return { access, entry };
+  };
 }
 
 export type AccessCheck =
