@@ -180,6 +180,15 @@ describe.each(USERS)('as %s', (user: CliUser) => {
       ),
     );
     expect(existsSync(target)).toBe(false);
+    // Root under sudo takes the invoking user's file, as git does (SUDO_UID); anyone else does not.
+    const bySudo = await runCli(['why', '--find-policy', '--profile', 'wide', target], {
+      user,
+      env: cliEnv(fixture, { SUDO_UID: String(ANOTHER_UID) }),
+      cwd: project,
+      timeoutMs: 60_000,
+    });
+    if (user === 'root') expect(bySudo.stdout, bySudo.stderr).toContain('can be read and written');
+    else expect(bySudo.stderr).toContain(`belongs to uid ${ANOTHER_UID}`);
     // Named with --policy, the user chose it: it is read.
     const named = await cli(['why', '--policy', planted, '--profile', 'wide', target], project);
     expect(named.stdout).toContain('can be read and written');

@@ -194,8 +194,7 @@ export class PolicyFile {
    * above the cwd, `/tmp` say, is one where anyone can leave one.
    */
   static load(file: string, found = false): PolicyFile {
-    const euid = process.geteuid?.();
-    const text = readPolicyText(file, found && euid !== undefined ? [euid, 0] : null);
+    const text = readPolicyText(file, found ? trustedOwners() : null);
     let ast: AST.TOMLProgram;
     try {
       ast = parseTOML(text);
@@ -322,6 +321,19 @@ export function findPolicyFile(start: string): string | null {
     }
     if (dirname(directory) === directory) return null;
   }
+}
+
+/**
+ * Whose found policy file is taken: this user's and root's, and under `sudo` also the invoking
+ * user's (`SUDO_UID`, as git does), so `sudo fs-sandbox … --find-policy` works in one's own project.
+ * Null where there are no uids (Windows).
+ */
+function trustedOwners(): number[] | null {
+  const euid = process.geteuid?.();
+  if (euid === undefined) return null;
+  const sudoUid = process.env.SUDO_UID;
+  const invoker = euid === 0 && sudoUid !== undefined && /^\d+$/.test(sudoUid) ? [Number(sudoUid)] : [];
+  return [euid, 0, ...invoker];
 }
 
 /**
