@@ -220,6 +220,22 @@ describe('createBroker routing', () => {
     expect(inContext.message).toMatch(
       /^`sandbox.cwd` takes a file: URI, not a path `\/w`: pass file:\/\/\/w /,
     );
+    // A Windows path is no URI either (its drive letter reads as a scheme): the same words, with
+    // the wire's own in brackets; on Windows the URI to pass is its own.
+    const drive = await failureOf(broker.call('fs/readFile', { path: 'C:\\w\\a.txt', sandbox: workspace() }));
+    expect([drive.message, drive.extra]).toEqual([
+      '`path` takes a file: URI, not a path `C:\\w\\a.txt`: pass file:///abs/path (url.pathToFileURL(path).href makes one) [unsupported path URI scheme `c`]',
+      { field: 'path' },
+    ]);
+    const onWindows = await failureOf(
+      observedBroker(
+        { status: 'ok', payload: { operation: 'fs/readFile', response: {} } },
+        { os: 'windows' },
+      ).broker.call('fs/readFile', { path: 'C:\\w\\a.txt', sandbox: null }),
+    );
+    expect(onWindows.message).toMatch(
+      /^`path` takes a file: URI, not a path `C:\\w\\a\.txt`: pass file:\/\/\/C:\/w\/a\.txt /,
+    );
     // explainAccess and a command's cwd taken from its context say the same.
     const explained = await failureOf(broker.explainAccess({ path: '/w/a', sandbox: workspace() }));
     expect([explained.message, explained.extra]).toEqual([
