@@ -68,8 +68,8 @@ describe('process/* under bwrap (real server)', () => {
     const done = await until(serve, 'p1');
     expect([done.stdout, done.stderr, done.exitCode]).toEqual(['hi\n', 'err\n', 3]);
     for (const n of done.notifications) {
-      if (n.method === 'process/output') processOutputNotificationSchema.parse(n.params);
-      if (n.method === 'process/exited') processExitedNotificationSchema.parse(n.params);
+      if (n.method === 'process/output') processOutputNotificationSchema().parse(n.params);
+      if (n.method === 'process/exited') processExitedNotificationSchema().parse(n.params);
     }
     expect(done.notifications.map((n) => n.params.seq)).toEqual([1, 2, 3, 4]);
     const read = await serve.request('process/read', { processId: 'p1' });

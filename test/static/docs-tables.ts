@@ -31,10 +31,10 @@ const ACCESS_WORD = { read: 'reads', write: 'writes', create: 'creates', remove:
 function methodTable(): string {
   const rows = METHODS.filter((method) => descriptorOf(method).exposed).map((method) => {
     const descriptor = descriptorOf(method);
-    const params = Object.entries(shapeOf(descriptor.params))
+    const params = Object.entries(shapeOf(descriptor.params()))
       .map(([key, schema]) => `${key}${isOptional(schema) ? '?' : ''}`)
       .join(', ');
-    const result = `{${Object.keys(shapeOf(descriptor.result)).join(', ')}}`;
+    const result = `{${Object.keys(shapeOf(descriptor.result())).join(', ')}}`;
     const paths = Object.entries(descriptor.paths)
       .map(([field, access]) => `${ACCESS_WORD[access]} \`${field}\``)
       .join(', ');

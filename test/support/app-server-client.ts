@@ -41,7 +41,7 @@ export class AppServerClient extends JsonLinesChild {
     const parsed =
       message.method === undefined
         ? undefined
-        : NOTIFICATION_SCHEMAS.get(message.method)?.safeParse(message.params);
+        : NOTIFICATION_SCHEMAS.get(message.method)?.().safeParse(message.params);
     if (parsed?.success === false)
       this.malformed.push({ method: message.method as string, issues: parsed.error.message });
     this.notifications.push(message);

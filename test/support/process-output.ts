@@ -33,7 +33,7 @@ export async function processFinished(
         const method = message.method as string;
         const schema = NOTIFICATION_SCHEMAS.get(method);
         if (schema === undefined) throw new Error(`${method} is not a notification of process/start`);
-        const parsed = schema.safeParse(message.params);
+        const parsed = schema().safeParse(message.params);
         if (!parsed.success) throw new Error(`${method} does not match its schema: ${parsed.error.message}`);
         return { method, params: message.params as Record<string, unknown> };
       });

@@ -12,6 +12,7 @@ import {
 } from './request-bounds.js';
 import * as params from './schemas/fs-params.js';
 import * as results from './schemas/fs-results.js';
+import type { LazySchema } from './schemas/lazy-schema.js';
 import * as processParams from './schemas/process-params.js';
 import * as processResults from './schemas/process-results.js';
 import { assertEditBounds, assertTextWindow } from './text-bounds.js';
@@ -58,8 +59,8 @@ export type { PathAccess } from './touched-path.js';
 
 export interface MethodDescriptor {
   readonly summary: string;
-  readonly params: z.ZodType;
-  readonly result: z.ZodType;
+  readonly params: LazySchema;
+  readonly result: LazySchema;
   readonly answeredBy: 'helper' | 'server';
   readonly exposed: boolean;
   readonly paths: Readonly<Record<string, PathAccess>>;
@@ -77,7 +78,7 @@ export interface MethodDescriptor {
 }
 
 /** A method's notifications: each name with the schema of its params. */
-export type NotificationSchemas = Readonly<Record<string, z.ZodType>>;
+export type NotificationSchemas = Readonly<Record<string, LazySchema>>;
 
 /** The notification schemas of a table's methods, one union member per method that has some. */
 type NotificationMapsOf<T> = {
@@ -96,16 +97,16 @@ export type NotificationsOf<T> = {
         ? Z
         : never
       : never
-  ) extends infer Z extends z.ZodType
-    ? z.output<Z>
+  ) extends infer Z extends LazySchema
+    ? z.output<ReturnType<Z>>
     : never;
 };
 
-/** A table's notifications by name with their schemas (a name two methods send is one entry). */
+/** A table's notifications by name with their schemas, built on first use (a name two methods send is one entry). */
 export function notificationSchemasOf(
   table: Readonly<Record<string, { readonly summary: string; readonly notifications?: NotificationSchemas }>>,
-): ReadonlyMap<string, z.ZodType> {
-  const schemas = new Map<string, z.ZodType>();
+): ReadonlyMap<string, LazySchema> {
+  const schemas = new Map<string, LazySchema>();
   for (const descriptor of Object.values(table))
     for (const [name, schema] of Object.entries(descriptor.notifications ?? {})) schemas.set(name, schema);
   return schemas;
@@ -116,6 +117,9 @@ export interface InnerRequest {
   readonly method: string;
   readonly params: unknown;
 }
+
+/** What a table entry's params schema outputs (its `checkBounds` reads that). */
+type Parsed<S extends LazySchema> = z.output<ReturnType<S>>;
 
 export const METHOD_TABLE = {
   initialize: {
@@ -151,7 +155,7 @@ export const METHOD_TABLE = {
     answeredBy: 'helper',
     exposed: true,
     paths: { path: 'read' },
-    checkBounds: (parsed: z.output<typeof params.readTextFileParamsSchema>) => assertTextWindow(parsed),
+    checkBounds: (parsed: Parsed<typeof params.readTextFileParamsSchema>) => assertTextWindow(parsed),
   },
   'fs/edit': {
     summary: 'Replace texts in a text file atomically, all or nothing; returns a unified diff.',
@@ -160,7 +164,7 @@ export const METHOD_TABLE = {
     answeredBy: 'helper',
     exposed: true,
     paths: { path: 'write' },
-    checkBounds: (parsed: z.output<typeof params.editParamsSchema>) => assertEditBounds(parsed),
+    checkBounds: (parsed: Parsed<typeof params.editParamsSchema>) => assertEditBounds(parsed),
   },
   'fs/createDirectory': {
     summary: 'Make a directory (and its missing parents unless `recursive: false`).',
@@ -217,7 +221,7 @@ export const METHOD_TABLE = {
     answeredBy: 'helper',
     exposed: true,
     paths: { path: 'read' },
-    checkBounds: (parsed: z.output<typeof params.walkParamsSchema>) => assertWalkLimits(parsed.options),
+    checkBounds: (parsed: Parsed<typeof params.walkParamsSchema>) => assertWalkLimits(parsed.options),
   },
   'fs/search': {
     summary: 'Search file contents with ripgrep inside the sandbox (ignore files honoured, bounded).',
@@ -246,7 +250,7 @@ export const METHOD_TABLE = {
     exposed: true,
     paths: { path: 'read' },
     orderedBy: 'handleId',
-    checkBounds: (parsed: z.output<typeof params.openParamsSchema>) => assertHandleIdLength(parsed.handleId),
+    checkBounds: (parsed: Parsed<typeof params.openParamsSchema>) => assertHandleIdLength(parsed.handleId),
   },
   'fs/readBlock': {
     summary: 'Read one block of an open handle (each block is one sandboxed read).',
@@ -257,7 +261,7 @@ export const METHOD_TABLE = {
     paths: {},
     binary: { result: 'chunk' },
     orderedBy: 'handleId',
-    checkBounds: (parsed: z.output<typeof params.readBlockParamsSchema>) => {
+    checkBounds: (parsed: Parsed<typeof params.readBlockParamsSchema>) => {
       assertHandleIdLength(parsed.handleId);
       assertReadBlockLength(parsed.len);
     },
@@ -271,7 +275,7 @@ export const METHOD_TABLE = {
     paths: {},
     binary: { params: 'chunk' },
     orderedBy: 'handleId',
-    checkBounds: (parsed: z.output<typeof params.writeBlockParamsSchema>) => {
+    checkBounds: (parsed: Parsed<typeof params.writeBlockParamsSchema>) => {
       assertHandleIdLength(parsed.handleId);
       assertWriteBlock(parsed.offset, decodedBase64Length(parsed.chunk));
     },
@@ -285,7 +289,7 @@ export const METHOD_TABLE = {
     exposed: true,
     paths: {},
     orderedBy: 'handleId',
-    checkBounds: (parsed: z.output<typeof params.closeParamsSchema>) => assertHandleIdLength(parsed.handleId),
+    checkBounds: (parsed: Parsed<typeof params.closeParamsSchema>) => assertHandleIdLength(parsed.handleId),
   },
   'fs/rename': {
     summary: 'Move a file, link or tree to a new name (refused whole if any part may not move).',
@@ -329,7 +333,7 @@ export const METHOD_TABLE = {
     exposed: false,
     paths: { path: 'read' },
     binary: { result: 'chunk' },
-    checkBounds: (parsed: z.output<typeof params.readRangeParamsSchema>) => assertReadBlockLength(parsed.len),
+    checkBounds: (parsed: Parsed<typeof params.readRangeParamsSchema>) => assertReadBlockLength(parsed.len),
   },
   'fs/stageWrite': {
     summary: 'Check a file may be written and make the staging file beside it (behind a write handle).',
@@ -347,7 +351,7 @@ export const METHOD_TABLE = {
     exposed: false,
     paths: { path: 'write' },
     binary: { params: 'chunk' },
-    checkBounds: (parsed: z.output<typeof params.writeRangeParamsSchema>) =>
+    checkBounds: (parsed: Parsed<typeof params.writeRangeParamsSchema>) =>
       assertWriteBlock(parsed.offset, decodedBase64Length(parsed.chunk)),
   },
   'fs/publishStaged': {
@@ -377,7 +381,7 @@ export const METHOD_TABLE = {
   'environment/info': {
     summary: 'What `initialize` reports as `environmentInfo` (shell, cwd, home, OS, capabilities).',
     params: processParams.environmentParamsSchema,
-    result: results.initializeResultSchema.shape.environmentInfo,
+    result: () => results.initializeResultSchema().shape.environmentInfo,
     answeredBy: 'server',
     exposed: true,
     paths: {},
@@ -447,7 +451,7 @@ export const METHOD_TABLE = {
     contextCwd: 'cwd',
     innerPaths: patchTouchedPaths,
     admit: admitPatch,
-    checkBounds: (parsed: z.output<typeof params.applyPatchParamsSchema>) => {
+    checkBounds: (parsed: Parsed<typeof params.applyPatchParamsSchema>) => {
       parseBoundedPatch(parsed.patch);
     },
   },
@@ -467,11 +471,11 @@ export type ExposedMethod = { [M in Method]: Table[M]['exposed'] extends true ? 
 export type ExecServerNotification = NotificationsOf<Table>;
 
 /** Params as a caller writes them (path URIs as strings, base64 as a string). */
-export type ParamsIn<M extends Method> = z.input<Table[M]['params']>;
+export type ParamsIn<M extends Method> = z.input<ReturnType<Table[M]['params']>>;
 /** Params as parsed: defaults applied, path params taken apart (`ParsedPathUri`). */
-export type ParsedParams<M extends Method> = z.output<Table[M]['params']>;
+export type ParsedParams<M extends Method> = z.output<ReturnType<Table[M]['params']>>;
 /** The result as the JSON-RPC wire carries it (file bytes as base64). */
-export type WireResultOf<M extends Method> = z.output<Table[M]['result']>;
+export type WireResultOf<M extends Method> = z.output<ReturnType<Table[M]['result']>>;
 
 export type PathFieldOf<M extends Method> = keyof Table[M]['paths'] & string;
 type BinaryOf<M extends Method, Side extends 'params' | 'result'> = Table[M] extends {

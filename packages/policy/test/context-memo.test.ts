@@ -125,13 +125,13 @@ describe('parsed sandbox contexts kept by their JSON text', () => {
   it('applies to every method that takes a context: each declares the one shared context field', () => {
     const withContext = Object.entries(METHOD_TABLE).filter(
       ([, descriptor]) =>
-        (descriptor.params as { shape?: { sandbox?: unknown } }).shape?.sandbox !== undefined,
+        (descriptor.params() as { shape?: { sandbox?: unknown } }).shape?.sandbox !== undefined,
     );
     expect(withContext.map(([method]) => method)).toContain('fs/readFile');
     expect(withContext.map(([method]) => method)).toContain('process/start');
     for (const [method, descriptor] of withContext) {
-      const field = (descriptor.params as { shape: { sandbox: unknown } }).shape.sandbox;
-      expect(field, method).toBe(sandboxFieldSchema);
+      const field = (descriptor.params() as unknown as { shape: { sandbox: unknown } }).shape.sandbox;
+      expect(field, method).toBe(sandboxFieldSchema());
     }
   });
 

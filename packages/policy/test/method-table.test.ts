@@ -14,7 +14,7 @@ import { shapeOf, unwrapped } from './support/schema-shape.js';
 
 describe('the method table', () => {
   it.each(METHODS)('%s lists exactly the path params its schema has', (method: Method) => {
-    const pathFields = Object.entries(shapeOf(METHOD_TABLE[method].params))
+    const pathFields = Object.entries(shapeOf(METHOD_TABLE[method].params()))
       .filter(([, schema]) => unwrapped(schema) === requestPathSchema)
       .map(([field]) => field);
     expect(Object.keys(descriptorOf(method).paths).sort()).toEqual(pathFields.sort());
@@ -22,8 +22,8 @@ describe('the method table', () => {
 
   it.each(METHODS)('%s names only fields its schemas have', (method: Method) => {
     const descriptor = descriptorOf(method);
-    const params = Object.keys(shapeOf(descriptor.params));
-    const result = Object.keys(shapeOf(descriptor.result));
+    const params = Object.keys(shapeOf(descriptor.params()));
+    const result = Object.keys(shapeOf(descriptor.result()));
     if (descriptor.binary?.params !== undefined) expect(params).toContain(descriptor.binary.params);
     if (descriptor.binary?.result !== undefined) expect(result).toContain(descriptor.binary.result);
     if (descriptor.orderedBy !== undefined) expect(params).toContain(descriptor.orderedBy);
@@ -32,7 +32,7 @@ describe('the method table', () => {
   it('every helper method takes a sandbox context (fs/batch one for all its operations); server methods that touch no path do not', () => {
     for (const method of METHODS) {
       const descriptor = descriptorOf(method);
-      const takesSandbox = 'sandbox' in shapeOf(descriptor.params);
+      const takesSandbox = 'sandbox' in shapeOf(descriptor.params());
       if (descriptor.answeredBy === 'helper') expect(takesSandbox, method).toBe(true);
       if (descriptor.answeredBy === 'server' && Object.keys(descriptor.paths).length === 0)
         expect(takesSandbox, method).toBe(false);

@@ -49,9 +49,9 @@ describe('notifications in the method tables', () => {
 
   it('parses a notification as the wire carries it, and refuses a wrong one', () => {
     const closed = notificationSchemasOf(METHOD_TABLE).get('process/closed');
-    expect(closed?.parse({ processId: 'p', seq: 3 })).toEqual({ processId: 'p', seq: 3 });
-    expect(closed?.safeParse({ processId: 'p' }).success).toBe(false);
+    expect(closed?.().parse({ processId: 'p', seq: 3 })).toEqual({ processId: 'p', seq: 3 });
+    expect(closed?.().safeParse({ processId: 'p' }).success).toBe(false);
     const changed = notificationSchemasOf(APP_SERVER_METHOD_TABLE).get('fs/changed');
-    expect(changed?.safeParse({ watchId: 'w', changedPaths: ['/a'] }).success).toBe(true);
+    expect(changed?.().safeParse({ watchId: 'w', changedPaths: ['/a'] }).success).toBe(true);
   });
 });

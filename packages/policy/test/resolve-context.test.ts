@@ -91,7 +91,7 @@ describe('resolveSandboxContext routing', () => {
       nestedRepositories: ['/w/vendor'],
     });
     const parses = (executableSurface: unknown) =>
-      sandboxContextSchema.safeParse({ ...context(restricted()), executableSurface }).success;
+      sandboxContextSchema().safeParse({ ...context(restricted()), executableSurface }).success;
     expect(parses({ protect: ['.vscode/tasks.json'] })).toBe(true);
     for (const protect of [['../x'], ['/abs'], ['a//b'], ['a\\b'], [''], ['./x']]) {
       expect(parses({ protect })).toBe(false);

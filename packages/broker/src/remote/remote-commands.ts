@@ -69,7 +69,7 @@ export function remoteCommands(client: RpcClient): RemoteCommands {
   client.onNotification((method, params) => {
     const schema = NOTIFICATIONS.get(method);
     if (schema === undefined) return;
-    const parsed = schema.safeParse(params);
+    const parsed = schema().safeParse(params);
     // A notification the schema refuses cannot be trusted to name its process: it is dropped, and
     // the command it was meant for ends when its `process/closed` arrives or the connection goes.
     if (!parsed.success) return;

@@ -9,6 +9,7 @@ import type {
   WireResultOf,
 } from '../method-table.js';
 import { nativeToPathUri } from '../path-uri.js';
+import type { LazySchema } from '../schemas/lazy-schema.js';
 import { assertShallow } from '../schemas/method-schemas.js';
 import { issueToFsError, safeParseOptions } from '../schemas/serde-messages.js';
 import * as v2 from './app-server-schemas.js';
@@ -43,8 +44,8 @@ type OperationOf =
 
 export interface AppServerMethodDescriptor {
   readonly summary: string;
-  readonly params: z.ZodType;
-  readonly result: z.ZodType;
+  readonly params: LazySchema;
+  readonly result: LazySchema;
   readonly paths: Readonly<Record<string, PathAccess>>;
   readonly notifications?: NotificationSchemas;
   readonly experimental?: boolean;
@@ -55,7 +56,7 @@ export interface AppServerMethodDescriptor {
 }
 
 /** A method that acts on one running process or command: params in, an empty result out. */
-function control<P extends z.ZodType>(summary: string, params: P, experimental = false) {
+function control<P extends LazySchema>(summary: string, params: P, experimental = false) {
   return { summary, params, result: v2.v2EmptyResultSchema, paths: {}, experimental } as const;
 }
 
@@ -179,8 +180,8 @@ export const APP_SERVER_METHOD_TABLE = {
 
 type AppTable = typeof APP_SERVER_METHOD_TABLE;
 export type AppServerMethod = keyof AppTable;
-export type AppParams<M extends AppServerMethod> = z.output<AppTable[M]['params']>;
-export type AppResult<M extends AppServerMethod> = z.output<AppTable[M]['result']>;
+export type AppParams<M extends AppServerMethod> = z.output<ReturnType<AppTable[M]['params']>>;
+export type AppResult<M extends AppServerMethod> = z.output<ReturnType<AppTable[M]['result']>>;
 /** Every notification the surface sends, by name, typed from the schemas its methods declare. */
 export type AppNotification = NotificationsOf<AppTable>;
 /** The file methods: one helper operation each. */
@@ -204,7 +205,7 @@ export function appDescriptorOf(method: AppServerMethod): AppServerMethodDescrip
  * is refused the same way ("missing field `params`").
  */
 export function parseAppParams<M extends AppServerMethod>(method: M, raw: unknown): AppParams<M> {
-  return parseAppValue(APP_SERVER_METHOD_TABLE[method].params, raw, `${method} params`) as AppParams<M>;
+  return parseAppValue(APP_SERVER_METHOD_TABLE[method].params(), raw, `${method} params`) as AppParams<M>;
 }
 
 /** Any V2 value (the handshake's params too) parsed by its schema, failing as parseAppParams does. */

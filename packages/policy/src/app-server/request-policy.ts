@@ -46,7 +46,7 @@ export interface NarrowingFacts {
 }
 
 /** A policy entry as a context is written (before parsing). */
-type FileSystemEntryInput = z.input<typeof fileSystemEntrySchema>;
+type FileSystemEntryInput = z.input<ReturnType<typeof fileSystemEntrySchema>>;
 
 /** The built-in profiles a `permissionProfile` may name, as the reference names them. */
 const BUILT_IN_PROFILES: Record<string, V2SandboxPolicy> = {

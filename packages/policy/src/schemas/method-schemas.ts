@@ -9,7 +9,7 @@ import {
   type WireResultOf,
 } from '../method-table.js';
 import { contextKeyOf, keepContext, keptContext } from './context-memo.js';
-import { sandboxContextSchema, sandboxFieldSchema } from './sandbox-context.js';
+import { type SandboxContext, sandboxContextSchema, sandboxFieldSchema } from './sandbox-context.js';
 import { issueToFsError, safeParseOptions } from './serde-messages.js';
 
 /**
@@ -21,11 +21,12 @@ export function parseParams<M extends Method>(method: M, raw: unknown): ParsedPa
   if (!isMethod(method)) throw new FsError('invalid_request', `unknown method \`${String(method)}\``);
   assertShallow(raw, `${method} params`);
   const descriptor = METHOD_TABLE[method];
+  const schema: z.ZodType = descriptor.params();
   // A context parsed before is not parsed again (context-memo.ts); the rest of the params always is.
   // The context is read once, for its key: what the schema then parses is that key's text, so what
   // is kept under a key is always the parse of exactly that text.
   const contextKey =
-    declaresContext(descriptor.params) && isPlainRecord(raw) && Object.hasOwn(raw, 'sandbox')
+    declaresContext(schema) && isPlainRecord(raw) && Object.hasOwn(raw, 'sandbox')
       ? contextKeyOf(raw.sandbox)
       : null;
   const known = contextKey === null ? undefined : keptContext(contextKey);
@@ -36,7 +37,7 @@ export function parseParams<M extends Method>(method: M, raw: unknown): ParsedPa
           ...(raw as Record<string, unknown>),
           sandbox: known === undefined ? JSON.parse(contextKey) : undefined,
         };
-  const result = (descriptor.params as z.ZodType).safeParse(input, safeParseOptions(`${method} params`));
+  const result = schema.safeParse(input, safeParseOptions(`${method} params`));
   if (!result.success) throw issueToFsError(result.error);
   const parsed = result.data as Record<string, unknown>;
   if (known !== undefined) parsed.sandbox = known;
@@ -48,7 +49,7 @@ export function parseParams<M extends Method>(method: M, raw: unknown): ParsedPa
 
 /** Params whose `sandbox` field is the shared context schema (the methods that act under a context). */
 function declaresContext(schema: unknown): boolean {
-  return (schema as { shape?: Record<string, unknown> }).shape?.sandbox === sandboxFieldSchema;
+  return (schema as { shape?: Record<string, unknown> }).shape?.sandbox === sandboxFieldSchema();
 }
 
 /** Params the spread above copies as the schema reads them: own properties of a plain object. */
@@ -64,7 +65,7 @@ function isPlainRecord(value: unknown): value is Record<string, unknown> {
  * tests run every real reply through it, so a result that drifts from its declared type fails there.
  */
 export function parseResult<M extends Method>(method: M, raw: unknown): WireResultOf<M> {
-  const schema = METHOD_TABLE[method].result as z.ZodType;
+  const schema: z.ZodType = METHOD_TABLE[method].result();
   const result = schema.safeParse(raw, safeParseOptions(`${method} result`));
   if (!result.success) {
     const error = issueToFsError(result.error);
@@ -96,10 +97,10 @@ export function assertShallow(
 }
 
 /** A standalone sandbox context (e.g. from a CLI flag), with the same messages as inside params. */
-export function parseSandboxContext(raw: unknown): z.output<typeof sandboxContextSchema> | null {
+export function parseSandboxContext(raw: unknown): SandboxContext | null {
   if (raw === null || raw === undefined) return null;
   assertShallow(raw, 'sandbox context');
-  const result = sandboxContextSchema.safeParse(raw, safeParseOptions('sandbox context'));
+  const result = sandboxContextSchema().safeParse(raw, safeParseOptions('sandbox context'));
   if (!result.success) throw issueToFsError(result.error);
   return result.data;
 }

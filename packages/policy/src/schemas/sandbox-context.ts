@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LIMITS } from '../limits.js';
 import { parseNetworkEntry } from '../network/network-entry.js';
 import { SURFACE_EXTENSION_MAX_ENTRIES, surfaceEntryProblem } from '../permissions/executable-surface.js';
+import { lazySchema } from './lazy-schema.js';
 import { pathUriSchema, u64Schema } from './primitives.js';
 import type { UnknownFieldParams } from './serde-messages.js';
 
@@ -21,9 +22,8 @@ import type { UnknownFieldParams } from './serde-messages.js';
 export const ACCESS_VALUES = ['read', 'write', 'deny'] as const;
 export type Access = (typeof ACCESS_VALUES)[number];
 
-export const accessSchema = z.preprocess(
-  (value) => (value === 'none' ? 'deny' : value),
-  z.enum(ACCESS_VALUES),
+export const accessSchema = lazySchema(() =>
+  z.preprocess((value) => (value === 'none' ? 'deny' : value), z.enum(ACCESS_VALUES)),
 );
 
 export const SPECIAL_KINDS = ['root', 'minimal', 'project_roots', 'tmpdir', 'slash_tmp'] as const;
@@ -65,80 +65,94 @@ function subpathProblem(subpath: string): string | null {
   return null;
 }
 
-export const specialPathSchema = z
-  .looseObject({ kind: z.string(), subpath: z.string().nullish() })
-  .transform((value, ctx): FileSystemSpecialPath => {
-    const kind = KIND_ALIASES[value.kind] ?? value.kind;
-    if (isKnownKind(kind)) {
-      const knownFields = KIND_FIELDS[kind];
-      const unknownField = Object.keys(value).find((key) => !knownFields.includes(key));
-      if (unknownField !== undefined) {
-        const params: UnknownFieldParams = { unknownField, knownFields };
-        ctx.addIssue({ code: 'custom', params, input: value });
-        return z.NEVER;
-      }
-    }
-    switch (kind) {
-      case 'root':
-      case 'minimal':
-      case 'tmpdir':
-      case 'slash_tmp':
-        return { kind };
-      case 'project_roots': {
-        const subpath = value.subpath ?? null;
-        const problem = subpath === null ? null : subpathProblem(subpath);
-        if (problem !== null) {
-          ctx.addIssue({ code: 'custom', message: problem, path: ['subpath'], input: subpath });
+export const specialPathSchema = lazySchema(() =>
+  z
+    .looseObject({ kind: z.string(), subpath: z.string().nullish() })
+    .transform((value, ctx): FileSystemSpecialPath => {
+      const kind = KIND_ALIASES[value.kind] ?? value.kind;
+      if (isKnownKind(kind)) {
+        const knownFields = KIND_FIELDS[kind];
+        const unknownField = Object.keys(value).find((key) => !knownFields.includes(key));
+        if (unknownField !== undefined) {
+          const params: UnknownFieldParams = { unknownField, knownFields };
+          ctx.addIssue({ code: 'custom', params, input: value });
           return z.NEVER;
         }
-        return { kind, subpath: subpath === '' ? null : subpath };
       }
-      default:
-        return { kind: 'unknown', raw: { ...value } };
-    }
-  });
-
-export const globPatternSchema = z.string().refine((p) => p.length > 0 && !p.includes('\0'), {
-  message: 'glob_pattern must be a non-empty string without NUL',
-});
-
-export const fileSystemPathSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('path'), path: pathUriSchema }),
-  z.object({ type: z.literal('special'), value: specialPathSchema }),
-  z.object({ type: z.literal('glob_pattern'), pattern: globPatternSchema }),
-]);
-export type FileSystemPath = z.output<typeof fileSystemPathSchema>;
-
-export const fileSystemEntrySchema = z.object({ path: fileSystemPathSchema, access: accessSchema });
-export type FileSystemEntry = z.output<typeof fileSystemEntrySchema>;
-
-export const managedFileSystemSchema = z.discriminatedUnion('type', [
-  z.object({
-    type: z.literal('restricted'),
-    entries: z.array(fileSystemEntrySchema).max(LIMITS.policyMaxEntries, {
-      message: `a sandbox policy may hold at most ${LIMITS.policyMaxEntries} file_system entries`,
+      switch (kind) {
+        case 'root':
+        case 'minimal':
+        case 'tmpdir':
+        case 'slash_tmp':
+          return { kind };
+        case 'project_roots': {
+          const subpath = value.subpath ?? null;
+          const problem = subpath === null ? null : subpathProblem(subpath);
+          if (problem !== null) {
+            ctx.addIssue({ code: 'custom', message: problem, path: ['subpath'], input: subpath });
+            return z.NEVER;
+          }
+          return { kind, subpath: subpath === '' ? null : subpath };
+        }
+        default:
+          return { kind: 'unknown', raw: { ...value } };
+      }
     }),
-    glob_scan_max_depth: u64Schema.nullish(),
-  }),
-  z.object({ type: z.literal('unrestricted') }),
-]);
-export type ManagedFileSystem = z.output<typeof managedFileSystemSchema>;
+);
 
-export const networkSchema = z.enum(['restricted', 'enabled']);
+export const globPatternSchema = lazySchema(() =>
+  z.string().refine((p) => p.length > 0 && !p.includes('\0'), {
+    message: 'glob_pattern must be a non-empty string without NUL',
+  }),
+);
+
+export const fileSystemPathSchema = lazySchema(() =>
+  z.discriminatedUnion('type', [
+    z.object({ type: z.literal('path'), path: pathUriSchema }),
+    z.object({ type: z.literal('special'), value: specialPathSchema() }),
+    z.object({ type: z.literal('glob_pattern'), pattern: globPatternSchema() }),
+  ]),
+);
+export type FileSystemPath = z.output<ReturnType<typeof fileSystemPathSchema>>;
+
+export const fileSystemEntrySchema = lazySchema(() =>
+  z.object({ path: fileSystemPathSchema(), access: accessSchema() }),
+);
+export type FileSystemEntry = z.output<ReturnType<typeof fileSystemEntrySchema>>;
+
+export const managedFileSystemSchema = lazySchema(() =>
+  z.discriminatedUnion('type', [
+    z.object({
+      type: z.literal('restricted'),
+      entries: z.array(fileSystemEntrySchema()).max(LIMITS.policyMaxEntries, {
+        message: `a sandbox policy may hold at most ${LIMITS.policyMaxEntries} file_system entries`,
+      }),
+      glob_scan_max_depth: u64Schema.nullish(),
+    }),
+    z.object({ type: z.literal('unrestricted') }),
+  ]),
+);
+export type ManagedFileSystem = z.output<ReturnType<typeof managedFileSystemSchema>>;
+
+export const networkSchema = lazySchema(() => z.enum(['restricted', 'enabled']));
 
 /**
  * Kept as written (a parsed context is sent on as it is, by the remote client among others); the
  * proxy and `why` parse the entries again where they use them, and this check means they can.
  */
-const networkEntrySchema = z.string().superRefine((text, ctx) => {
-  const entry = parseNetworkEntry(text);
-  if (typeof entry === 'string')
-    ctx.addIssue({ code: 'custom', message: `network entry \`${text}\`: ${entry}`, input: text });
-});
+const networkEntrySchema = lazySchema(() =>
+  z.string().superRefine((text, ctx) => {
+    const entry = parseNetworkEntry(text);
+    if (typeof entry === 'string')
+      ctx.addIssue({ code: 'custom', message: `network entry \`${text}\`: ${entry}`, input: text });
+  }),
+);
 
-const networkEntriesSchema = z.array(networkEntrySchema).max(LIMITS.networkMaxEntries, {
-  message: `a network allowlist may hold at most ${LIMITS.networkMaxEntries} entries in each list`,
-});
+const networkEntriesSchema = lazySchema(() =>
+  z.array(networkEntrySchema()).max(LIMITS.networkMaxEntries, {
+    message: `a network allowlist may hold at most ${LIMITS.networkMaxEntries} entries in each list`,
+  }),
+);
 
 /**
  * An extension beyond the reference (whose `network` is only `restricted` or `enabled`): the hosts
@@ -147,78 +161,88 @@ const networkEntriesSchema = z.array(networkEntrySchema).max(LIMITS.networkMaxEn
  * the reference would allow. Strict, unlike the context around it: a misspelled `deny` would
  * otherwise drop every deny entry.
  */
-export const networkDomainsSchema = z.strictObject({
-  allow: networkEntriesSchema,
-  deny: networkEntriesSchema.default([]),
-});
-export type NetworkDomains = z.output<typeof networkDomainsSchema>;
+export const networkDomainsSchema = lazySchema(() =>
+  z.strictObject({
+    allow: networkEntriesSchema(),
+    deny: networkEntriesSchema().default([]),
+  }),
+);
+export type NetworkDomains = z.output<ReturnType<typeof networkDomainsSchema>>;
 
 /**
  * An extension beyond the reference: host unix sockets a command may reach, each through a relay of
  * the broker (the command itself still cannot create an AF_UNIX socket; see the broker's
  * network/unix-relay.ts for why). A client of the reference ignores the field and reaches none.
  */
-export const unixSocketsSchema = z.array(pathUriSchema).max(LIMITS.unixSocketMaxEntries, {
-  message: `a context may relay at most ${LIMITS.unixSocketMaxEntries} unix sockets`,
-});
+export const unixSocketsSchema = lazySchema(() =>
+  z.array(pathUriSchema).max(LIMITS.unixSocketMaxEntries, {
+    message: `a context may relay at most ${LIMITS.unixSocketMaxEntries} unix sockets`,
+  }),
+);
 
 /** Where a profile runs commands without a sandbox, an allowlist could not be enforced: refused. */
-const unenforceableDomains = z
-  .never({
-    error: 'network_domains needs `managed` permissions: this profile runs commands without a sandbox',
-  })
-  .optional();
+const unenforceableDomains = lazySchema(() =>
+  z
+    .never({
+      error: 'network_domains needs `managed` permissions: this profile runs commands without a sandbox',
+    })
+    .optional(),
+);
 
 /** Likewise a socket list: without a sandbox every socket is reachable, so naming some means nothing. */
-const unenforceableSockets = z
-  .never({
-    error: 'unix_sockets needs `managed` permissions: this profile runs commands without a sandbox',
-  })
-  .optional();
-
-export const permissionProfileSchema = z.discriminatedUnion('type', [
+const unenforceableSockets = lazySchema(() =>
   z
-    .object({
-      type: z.literal('managed'),
-      file_system: managedFileSystemSchema,
-      // The helper never needs the network; a missing value is read as the safe one.
-      network: networkSchema.default('restricted'),
-      network_domains: networkDomainsSchema.nullish(),
-      unix_sockets: unixSocketsSchema.nullish(),
+    .never({
+      error: 'unix_sockets needs `managed` permissions: this profile runs commands without a sandbox',
     })
-    .superRefine((profile, ctx) => {
-      // `enabled` already reaches every host; an allowlist beside it would mean the reference grants
-      // all of it while this broker grants a part: the two must not read one context differently.
-      if (profile.network === 'enabled' && profile.network_domains != null)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['network_domains'],
-          message:
-            'network_domains narrows a `restricted` network to the hosts it allows; with `enabled` every host is reachable already',
-        });
-      // The relays listen inside the command's own network namespace; with the host's network they
-      // would listen on the host's loopback, for every local process.
-      if (profile.network === 'enabled' && profile.unix_sockets != null && profile.unix_sockets.length > 0)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['unix_sockets'],
-          message:
-            "unix_sockets are relayed into a command's own network namespace; with `network: enabled` it has none (use network_domains for its network instead)",
-        });
+    .optional(),
+);
+
+export const permissionProfileSchema = lazySchema(() =>
+  z.discriminatedUnion('type', [
+    z
+      .object({
+        type: z.literal('managed'),
+        file_system: managedFileSystemSchema(),
+        // The helper never needs the network; a missing value is read as the safe one.
+        network: networkSchema().default('restricted'),
+        network_domains: networkDomainsSchema().nullish(),
+        unix_sockets: unixSocketsSchema().nullish(),
+      })
+      .superRefine((profile, ctx) => {
+        // `enabled` already reaches every host; an allowlist beside it would mean the reference grants
+        // all of it while this broker grants a part: the two must not read one context differently.
+        if (profile.network === 'enabled' && profile.network_domains != null)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['network_domains'],
+            message:
+              'network_domains narrows a `restricted` network to the hosts it allows; with `enabled` every host is reachable already',
+          });
+        // The relays listen inside the command's own network namespace; with the host's network they
+        // would listen on the host's loopback, for every local process.
+        if (profile.network === 'enabled' && profile.unix_sockets != null && profile.unix_sockets.length > 0)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['unix_sockets'],
+            message:
+              "unix_sockets are relayed into a command's own network namespace; with `network: enabled` it has none (use network_domains for its network instead)",
+          });
+      }),
+    z.object({
+      type: z.literal('disabled'),
+      network_domains: unenforceableDomains(),
+      unix_sockets: unenforceableSockets(),
     }),
-  z.object({
-    type: z.literal('disabled'),
-    network_domains: unenforceableDomains,
-    unix_sockets: unenforceableSockets,
-  }),
-  z.object({
-    type: z.literal('external'),
-    network: networkSchema.nullish(),
-    network_domains: unenforceableDomains,
-    unix_sockets: unenforceableSockets,
-  }),
-]);
-export type PermissionProfile = z.output<typeof permissionProfileSchema>;
+    z.object({
+      type: z.literal('external'),
+      network: networkSchema().nullish(),
+      network_domains: unenforceableDomains(),
+      unix_sockets: unenforceableSockets(),
+    }),
+  ]),
+);
+export type PermissionProfile = z.output<ReturnType<typeof permissionProfileSchema>>;
 /** The only profile shape that needs a platform sandbox (subject to the full-disk-write rule). */
 export type RestrictedProfile = Extract<PermissionProfile, { type: 'managed' }> & {
   file_system: Extract<ManagedFileSystem, { type: 'restricted' }>;
@@ -237,52 +261,66 @@ export type WindowsSandboxLevel = (typeof WINDOWS_SANDBOX_LEVELS)[number];
  * where a command may create a git repository of its own. Strict: a misspelled key here would
  * silently protect less than the policy says.
  */
-export const executableSurfaceSchema = z.strictObject({
-  /** Names or relative paths protected at any depth below every writable root (`.vscode/tasks.json`). */
-  protect: z
-    .array(
-      z.string().superRefine((path, ctx) => {
-        const problem = surfaceEntryProblem(path);
-        if (problem !== null) ctx.addIssue({ code: 'custom', message: `protect entry ${problem}` });
-      }),
-    )
-    .max(SURFACE_EXTENSION_MAX_ENTRIES)
-    .optional(),
-  /**
-   * Directories in or below which a command's `git init` or `git clone` may leave a new repository
-   * on the host: its data is committed, its config and hooks never are.
-   */
-  allowNestedRepositories: z.array(pathUriSchema).max(SURFACE_EXTENSION_MAX_ENTRIES).optional(),
-});
-export type ExecutableSurfacePolicy = z.output<typeof executableSurfaceSchema>;
+export const executableSurfaceSchema = lazySchema(() =>
+  z.strictObject({
+    /** Names or relative paths protected at any depth below every writable root (`.vscode/tasks.json`). */
+    protect: z
+      .array(
+        z.string().superRefine((path, ctx) => {
+          const problem = surfaceEntryProblem(path);
+          if (problem !== null) ctx.addIssue({ code: 'custom', message: `protect entry ${problem}` });
+        }),
+      )
+      .max(SURFACE_EXTENSION_MAX_ENTRIES)
+      .optional(),
+    /**
+     * Directories in or below which a command's `git init` or `git clone` may leave a new repository
+     * on the host: its data is committed, its config and hooks never are.
+     */
+    allowNestedRepositories: z.array(pathUriSchema).max(SURFACE_EXTENSION_MAX_ENTRIES).optional(),
+  }),
+);
+export type ExecutableSurfacePolicy = z.output<ReturnType<typeof executableSurfaceSchema>>;
 
-export const sandboxContextSchema = z.object({
-  permissions: permissionProfileSchema,
-  // The reference requires this field; defaulting to `disabled` is the fail-closed choice (on
-  // Windows a restricted policy at level `disabled` is refused, never run unsandboxed).
-  windowsSandboxLevel: z.enum(WINDOWS_SANDBOX_LEVELS).default('disabled'),
-  cwd: pathUriSchema.nullish(),
-  workspaceRoots: z.array(pathUriSchema).nullish(),
-  userHomeDir: pathUriSchema.nullish(),
-  temporaryDirectories: z.array(pathUriSchema).nullish(),
-  windowsSandboxPrivateDesktop: z.boolean().nullish(),
-  useLegacyLandlock: z.boolean().nullish(),
-  executableSurface: executableSurfaceSchema.nullish(),
-  /**
-   * fs-sandbox's extension: the platform sandbox this context must run under, else
-   * `sandbox_unavailable` (a harness that relies on bwrap's namespaces refuses the Landlock
-   * backend this way). Absent: whichever the machine offers.
-   */
-  requireBackend: z.enum(SANDBOX_BACKENDS).nullish(),
-});
-export type SandboxContext = z.output<typeof sandboxContextSchema>;
+export const sandboxContextSchema = lazySchema(() =>
+  z.object({
+    permissions: permissionProfileSchema(),
+    // The reference requires this field; defaulting to `disabled` is the fail-closed choice (on
+    // Windows a restricted policy at level `disabled` is refused, never run unsandboxed).
+    windowsSandboxLevel: z.enum(WINDOWS_SANDBOX_LEVELS).default('disabled'),
+    cwd: pathUriSchema.nullish(),
+    workspaceRoots: z.array(pathUriSchema).nullish(),
+    userHomeDir: pathUriSchema.nullish(),
+    temporaryDirectories: z.array(pathUriSchema).nullish(),
+    windowsSandboxPrivateDesktop: z.boolean().nullish(),
+    useLegacyLandlock: z.boolean().nullish(),
+    executableSurface: executableSurfaceSchema().nullish(),
+    /**
+     * fs-sandbox's extension: the platform sandbox this context must run under, else
+     * `sandbox_unavailable` (a harness that relies on bwrap's namespaces refuses the Landlock
+     * backend this way). Absent: whichever the machine offers.
+     */
+    requireBackend: z.enum(SANDBOX_BACKENDS).nullish(),
+  }),
+);
+export type SandboxContext = z.output<ReturnType<typeof sandboxContextSchema>>;
 /**
  * The `sandbox` field of every method's params: one schema object, so the parse of a context kept
  * by its text (context-memo.ts) is reused only where this very schema would have made it.
+ *
+ * It parses exactly as `sandboxContextSchema().nullish()` (its declared type), but the context's
+ * own schema, the largest of all, is built only when a context is first parsed: a request whose
+ * context is null or absent (the CLI's `--no-sandbox`) never builds it. `z.lazy` alone would not
+ * do: zod asks the field whether it is optional when it first parses the params around it, and a
+ * lazy schema answers by building what it wraps; behind `z.unknown().pipe(…)` the question is
+ * answered by `z.unknown()`.
  */
-export const sandboxFieldSchema = sandboxContextSchema.nullish();
+export const sandboxFieldSchema = lazySchema(
+  () => z.unknown().pipe(z.lazy(sandboxContextSchema)).nullish() as unknown as SandboxFieldSchema,
+);
+type SandboxFieldSchema = z.ZodOptional<z.ZodNullable<ReturnType<typeof sandboxContextSchema>>>;
 /** What a caller may write before defaults are applied (e.g. without `windowsSandboxLevel`). */
-export type SandboxContextInput = z.input<typeof sandboxContextSchema>;
+export type SandboxContextInput = z.input<ReturnType<typeof sandboxContextSchema>>;
 
 export function isRestrictedProfile(profile: PermissionProfile): profile is RestrictedProfile {
   return profile.type === 'managed' && profile.file_system.type === 'restricted';

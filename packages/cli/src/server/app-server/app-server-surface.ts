@@ -97,7 +97,7 @@ class AppSession implements SurfaceSession {
   }
 
   initialize(params: unknown): unknown {
-    const parsed = parseAppValue(appInitializeParamsSchema, params, 'initialize params');
+    const parsed = parseAppValue(appInitializeParamsSchema(), params, 'initialize params');
     this.state.experimentalApi = parsed.capabilities?.experimentalApi ?? false;
     const { name, version } = parsed.clientInfo;
     return {
