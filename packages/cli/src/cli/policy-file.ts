@@ -6,6 +6,7 @@ import {
   FsError,
   type HostOs,
   LIMITS,
+  lazySchema,
   nativeToPathUri,
   parseDenyGlob,
   parseNetworkEntry,
@@ -87,96 +88,105 @@ export interface PolicyProfile {
 
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-const nonEmptyPath = z
-  .string()
-  .min(1, 'a path must not be empty')
-  .refine((path) => !path.includes('\0'), 'a path must not contain NUL');
+// The schemas are built on first use (lazySchema): most commands read no policy file.
+const nonEmptyPath = lazySchema(() =>
+  z
+    .string()
+    .min(1, 'a path must not be empty')
+    .refine((path) => !path.includes('\0'), 'a path must not contain NUL'),
+);
 
-const networkEntries = z
-  .array(
-    z.string().superRefine((text, ctx) => {
-      const entry = parseNetworkEntry(text);
-      if (typeof entry === 'string') ctx.addIssue({ code: 'custom', message: `\`${text}\`: ${entry}` });
-    }),
-  )
-  .max(LIMITS.networkMaxEntries);
+const networkEntries = lazySchema(() =>
+  z
+    .array(
+      z.string().superRefine((text, ctx) => {
+        const entry = parseNetworkEntry(text);
+        if (typeof entry === 'string') ctx.addIssue({ code: 'custom', message: `\`${text}\`: ${entry}` });
+      }),
+    )
+    .max(LIMITS.networkMaxEntries),
+);
 
 /** Strict everywhere: a misspelled key would otherwise drop what it says (a deny, a protected name). */
-const profileSchema = z
-  .strictObject({
-    sandbox_mode: z.enum(BUILT_IN_PROFILES).optional(),
-    writable_roots: z.array(nonEmptyPath).max(MAX_ROOTS).optional(),
-    read_roots: z.array(nonEmptyPath).max(MAX_ROOTS).optional(),
-    deny: z.array(nonEmptyPath).max(MAX_ROOTS).optional(),
-    network: z.boolean().optional(),
-    allow_domains: networkEntries.optional(),
-    deny_domains: networkEntries.optional(),
-    unix_sockets: z
-      .array(nonEmptyPath)
-      .max(LIMITS.unixSocketMaxEntries, `at most ${LIMITS.unixSocketMaxEntries} unix sockets`)
-      .optional(),
-    protect: z
-      .array(
-        z.string().superRefine((path, ctx) => {
-          const problem = surfaceEntryProblem(path);
-          if (problem !== null) ctx.addIssue({ code: 'custom', message: `\`${path}\` ${problem}` });
-        }),
-      )
-      .max(SURFACE_EXTENSION_MAX_ENTRIES)
-      .optional(),
-    allow_nested_repositories: z.array(nonEmptyPath).max(SURFACE_EXTENSION_MAX_ENTRIES).optional(),
-  })
-  // The same combinations the flags refuse, refused here at the key that makes them.
-  .superRefine((profile, ctx) => {
-    if (profile.sandbox_mode === 'read-only' && (profile.writable_roots?.length ?? 0) > 0)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['writable_roots'],
-        message: 'a read-only profile writes nothing: remove writable_roots or the sandbox_mode',
-      });
-    const domains = profile.allow_domains !== undefined || profile.deny_domains !== undefined;
-    if (profile.network === true && domains)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['network'],
-        message:
-          'network = true gives the whole network; allow_domains and deny_domains narrow none to some hosts: use one or the other',
-      });
-    if (profile.network === true && (profile.unix_sockets?.length ?? 0) > 0)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['unix_sockets'],
-        message:
-          "unix_sockets are relayed into the command's own network, and network = true gives it the host's: use allow_domains for its network instead",
-      });
-    if (profile.deny_domains !== undefined && profile.allow_domains === undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['deny_domains'],
-        message:
-          "deny_domains narrows what allow_domains allows; add allow_domains = ['*'] for every other host",
-      });
-  });
+const profileSchema = lazySchema(() =>
+  z
+    .strictObject({
+      sandbox_mode: z.enum(BUILT_IN_PROFILES).optional(),
+      writable_roots: z.array(nonEmptyPath()).max(MAX_ROOTS).optional(),
+      read_roots: z.array(nonEmptyPath()).max(MAX_ROOTS).optional(),
+      deny: z.array(nonEmptyPath()).max(MAX_ROOTS).optional(),
+      network: z.boolean().optional(),
+      allow_domains: networkEntries().optional(),
+      deny_domains: networkEntries().optional(),
+      unix_sockets: z
+        .array(nonEmptyPath())
+        .max(LIMITS.unixSocketMaxEntries, `at most ${LIMITS.unixSocketMaxEntries} unix sockets`)
+        .optional(),
+      protect: z
+        .array(
+          z.string().superRefine((path, ctx) => {
+            const problem = surfaceEntryProblem(path);
+            if (problem !== null) ctx.addIssue({ code: 'custom', message: `\`${path}\` ${problem}` });
+          }),
+        )
+        .max(SURFACE_EXTENSION_MAX_ENTRIES)
+        .optional(),
+      allow_nested_repositories: z.array(nonEmptyPath()).max(SURFACE_EXTENSION_MAX_ENTRIES).optional(),
+    })
+    // The same combinations the flags refuse, refused here at the key that makes them.
+    .superRefine((profile, ctx) => {
+      if (profile.sandbox_mode === 'read-only' && (profile.writable_roots?.length ?? 0) > 0)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['writable_roots'],
+          message: 'a read-only profile writes nothing: remove writable_roots or the sandbox_mode',
+        });
+      const domains = profile.allow_domains !== undefined || profile.deny_domains !== undefined;
+      if (profile.network === true && domains)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['network'],
+          message:
+            'network = true gives the whole network; allow_domains and deny_domains narrow none to some hosts: use one or the other',
+        });
+      if (profile.network === true && (profile.unix_sockets?.length ?? 0) > 0)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['unix_sockets'],
+          message:
+            "unix_sockets are relayed into the command's own network, and network = true gives it the host's: use allow_domains for its network instead",
+        });
+      if (profile.deny_domains !== undefined && profile.allow_domains === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['deny_domains'],
+          message:
+            "deny_domains narrows what allow_domains allows; add allow_domains = ['*'] for every other host",
+        });
+    }),
+);
 
-const fileSchema = z.strictObject({
-  default_profile: z.string().optional(),
-  profiles: z.record(z.string(), profileSchema).superRefine((profiles, ctx) => {
-    const names = Object.keys(profiles);
-    if (names.length > MAX_PROFILES)
-      ctx.addIssue({ code: 'custom', message: `at most ${MAX_PROFILES} profiles` });
-    for (const name of names) {
-      // Checked here rather than as the record's key schema, so the issue carries this message.
-      const problem = !PROFILE_NAME.test(name)
-        ? 'a profile name is 1 to 64 letters, digits, _ . - (starting with a letter or digit)'
-        : isBuiltInProfile(name)
-          ? `a profile may not be named ${BUILT_IN_PROFILES.join(' or ')}: --profile means the built-in one`
-          : null;
-      if (problem !== null) ctx.addIssue({ code: 'custom', path: [name], message: problem });
-    }
+const fileSchema = lazySchema(() =>
+  z.strictObject({
+    default_profile: z.string().optional(),
+    profiles: z.record(z.string(), profileSchema()).superRefine((profiles, ctx) => {
+      const names = Object.keys(profiles);
+      if (names.length > MAX_PROFILES)
+        ctx.addIssue({ code: 'custom', message: `at most ${MAX_PROFILES} profiles` });
+      for (const name of names) {
+        // Checked here rather than as the record's key schema, so the issue carries this message.
+        const problem = !PROFILE_NAME.test(name)
+          ? 'a profile name is 1 to 64 letters, digits, _ . - (starting with a letter or digit)'
+          : isBuiltInProfile(name)
+            ? `a profile may not be named ${BUILT_IN_PROFILES.join(' or ')}: --profile means the built-in one`
+            : null;
+        if (problem !== null) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+      }
+    }),
   }),
-});
+);
 
-type PolicyFileData = z.output<typeof fileSchema>;
+type PolicyFileData = z.output<ReturnType<typeof fileSchema>>;
 type KeyPath = readonly (string | number)[];
 
 /** A parsed policy file: its profiles, and where each of its keys was written. */
@@ -203,7 +213,7 @@ export class PolicyFile {
       throw policyError(file, { line: error.lineNumber, key: null }, error.message);
     }
     const lines = keyLines(ast);
-    const parsed = fileSchema.safeParse(getStaticTOMLValue(ast));
+    const parsed = fileSchema().safeParse(getStaticTOMLValue(ast));
     if (!parsed.success) {
       // An unknown key first: a misspelled key also makes the one it meant missing.
       const issues = parsed.error.issues;
@@ -387,7 +397,7 @@ function absoluteDeny(directory: string, value: string): string {
 }
 
 function knownKeysAt(path: readonly PropertyKey[]): string[] {
-  const shape = path.length === 0 ? fileSchema.shape : profileSchema.shape;
+  const shape = path.length === 0 ? fileSchema().shape : profileSchema().shape;
   return Object.keys(shape);
 }
 
