@@ -25,6 +25,20 @@ export function ownCodePaths(
   const paths = new Set<string>([runtimePath, helperBundle]);
   if (ripgrepPath !== null) paths.add(ripgrepPath);
   if (brokerRoot === null) return [...paths];
+  // The same few node_modules folders are asked about for every package (~600 calls unshared).
+  const known = new Map<string, string | null>();
+  const existing: Existing = (path) => {
+    let real = known.get(path);
+    if (real === undefined) {
+      try {
+        real = realpathSync.native(path);
+      } catch {
+        real = null;
+      }
+      known.set(path, real);
+    }
+    return real;
+  };
   const roots = [brokerRoot];
   const helperRoot = packageRootOf(helperBundle, '@fs-sandbox/helper');
   if (helperRoot !== null) roots.push(helperRoot);
@@ -34,7 +48,7 @@ export function ownCodePaths(
   const manifest = readManifest(brokerRoot);
   const dependencies = Object.keys({ ...manifest?.dependencies, ...manifest?.optionalDependencies });
   for (const name of dependencies) {
-    const root = installedRoot(brokerRoot, name);
+    const root = installedRoot(brokerRoot, name, existing);
     if (root !== null) roots.push(root);
     // The dependencies' own dependencies (zod under the policy package) are part of the run too, and
     // their optional ones: the Bun helper's package for this platform under the helper package,
@@ -42,16 +56,19 @@ export function ownCodePaths(
     const inner = root === null ? null : readManifest(root);
     if (root === null || inner === null) continue;
     for (const innerName of Object.keys({ ...inner.dependencies, ...inner.optionalDependencies })) {
-      const innerRoot = installedRoot(root, innerName);
+      const innerRoot = installedRoot(root, innerName, existing);
       if (innerRoot !== null) roots.push(innerRoot);
     }
   }
   for (const root of roots) {
     paths.add(root);
-    for (const folder of moduleFoldersAbove(root)) paths.add(folder);
+    for (const folder of moduleFoldersAbove(root, existing)) paths.add(folder);
   }
   return [...paths].sort();
 }
+
+/** The real path of a path, or null when there is none: asked once per path per ownCodePaths call. */
+type Existing = (path: string) => string | null;
 
 interface Manifest {
   name?: string;
@@ -93,13 +110,14 @@ function packageRootOf(file: string, name: string | null): string | null {
  * is all that is protected. Null when it is not installed (an optional dependency of another
  * platform).
  */
-function installedRoot(root: string, name: string): string | null {
+function installedRoot(root: string, name: string, existing: Existing): string | null {
   const searched: string[] = [];
   for (let current = root; ; current = dirname(current)) {
     if (basename(current) !== 'node_modules') searched.push(join(current, 'node_modules'));
     if (dirname(current) === current) break;
   }
   for (const folder of [...searched, ...globalModuleFolders()]) {
+    if (existing(folder) === null) continue;
     const candidate = join(folder, name);
     if (!existsSync(join(candidate, 'package.json'))) continue;
     try {
@@ -122,12 +140,12 @@ function globalModuleFolders(): readonly string[] {
  * project's own). A module planted in any of them (ws loads an optional `bufferutil` from there)
  * would run in the broker; the `.bin` shims that start the CLI live there too.
  */
-function moduleFoldersAbove(root: string): string[] {
+function moduleFoldersAbove(root: string, existing: Existing): string[] {
   const found: string[] = [];
   for (let current = dirname(root); ; current = dirname(current)) {
     if (basename(current) === 'node_modules') found.push(current);
-    const beside = join(current, 'node_modules');
-    if (existsSync(beside)) found.push(realpathSync.native(beside));
+    const beside = existing(join(current, 'node_modules'));
+    if (beside !== null) found.push(beside);
     if (dirname(current) === current) return found;
   }
 }
