@@ -134,8 +134,13 @@ function sameName(os: HostOs, a: string, b: string): boolean {
 export function pathStartsWith(os: HostOs, path: string, prefix: string): boolean {
   const p = splitNativePath(os, path);
   const q = splitNativePath(os, prefix);
-  if (!p || !q || !sameName(os, p.root, q.root) || q.segments.length > p.segments.length) return false;
-  return q.segments.every((segment, i) => sameName(os, segment, p.segments[i] as string));
+  return p !== null && q !== null && splitStartsWith(os, p, q);
+}
+
+/** pathStartsWith for paths already split (a caller comparing many paths splits each once). */
+export function splitStartsWith(os: HostOs, path: SplitNativePath, prefix: SplitNativePath): boolean {
+  if (!sameName(os, path.root, prefix.root) || prefix.segments.length > path.segments.length) return false;
+  return prefix.segments.every((segment, i) => sameName(os, segment, path.segments[i] as string));
 }
 
 /** The segments of `path` below `prefix`, or null when `path` is not inside `prefix`. */

@@ -5,7 +5,9 @@ import {
   normalizeNativePath,
   pathStartsWith,
   relativeSegments,
+  type SplitNativePath,
   splitNativePath,
+  splitStartsWith,
 } from '../native-path.js';
 import { rootOnlySecrets } from '../platform-roots.js';
 import {
@@ -70,18 +72,25 @@ function beats(candidate: Candidate, best: Candidate | null): boolean {
 interface ScopedEntry {
   entry: FileSystemEntry;
   scope: EntryScope;
+  /** The scope's roots (kind `paths`), split; the ones that are not absolute are left out. */
+  roots: SplitNativePath[];
   label: string;
   carved: 'minimal' | 'root' | null;
 }
 
 function scopedEntries(profile: PermissionProfile, os: HostOs): ScopedEntry[] | null {
   if (!isRestrictedProfile(profile)) return null;
-  return profile.file_system.entries.map((entry) => ({
-    entry,
-    scope: entryScope(entry, os),
-    label: entryLabel(entry),
-    carved: secretsCarvedFrom(entry),
-  }));
+  return profile.file_system.entries.map((entry) => {
+    const scope = entryScope(entry, os);
+    const roots = scope.kind === 'paths' ? scope.paths.map((root) => splitNativePath(os, root)) : [];
+    return {
+      entry,
+      scope,
+      roots: roots.filter((root): root is SplitNativePath => root !== null),
+      label: entryLabel(entry),
+      carved: secretsCarvedFrom(entry),
+    };
+  });
 }
 
 function decide(profile: PermissionProfile, nativePath: string, os: HostOs): Decision {
@@ -92,19 +101,19 @@ function decide(profile: PermissionProfile, nativePath: string, os: HostOs): Dec
 function decideAmong(entries: readonly ScopedEntry[] | null, nativePath: string, os: HostOs): Decision {
   if (entries === null) return { access: 'write', entry: null, root: null };
   const path = normalizeOrThrow(os, nativePath);
+  const pathSplit = splitNativePath(os, path) as SplitNativePath;
   let best: Candidate | null = null;
-  for (const { entry, scope, label, carved } of entries) {
+  for (const { entry, scope, roots, label, carved } of entries) {
     const candidates: Candidate[] = [];
     if (scope.kind === 'glob') {
       if (globDeniesPath(scope.pattern, path, os)) return { access: 'deny', entry: label, root: null };
     } else if (scope.kind === 'everything') {
       candidates.push({ depth: 0, decision: { access: entry.access, entry: label, root: rootOf(os, path) } });
-    } else if (scope.kind === 'paths') {
-      for (const root of scope.paths) {
-        const split = splitNativePath(os, root);
-        if (split === null || !pathStartsWith(os, path, root)) continue;
-        const decision = { access: entry.access, entry: label, root: formatNativePath(os, split) };
-        candidates.push({ depth: split.segments.length, decision });
+    } else {
+      for (const root of roots) {
+        if (!splitStartsWith(os, pathSplit, root)) continue;
+        const decision = { access: entry.access, entry: label, root: formatNativePath(os, root) };
+        candidates.push({ depth: root.segments.length, decision });
       }
     }
     if (carved !== null) candidates.push(...rootOnlySecretExclusions(os, path, carved));
