@@ -24,7 +24,7 @@
 //                                   also measures the sandboxed 1 KiB readFile of another built
 //                                   checkout (e.g. a worktree of the commit before a change), in
 //                                   the same interleaved rounds, as `readFile cold/warm (baseline)`,
-//                                   and its CLI's `--version` and `cat --no-sandbox` in the CLI's
+//                                   and its CLI's `--version`, `cat` and `cat --no-sandbox` in the CLI's
 //                                   start rounds (also with --cli-only), and its awaited reads with
 //                                   no yield in the awaited rounds (also with --awaited-only)
 //   node bench/run.mjs [rounds] --runtimes-only

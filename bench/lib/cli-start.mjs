@@ -8,9 +8,9 @@ import { rotated, summarize } from './stats.mjs';
  * How long a person waits for the CLI: the wall time of a whole `fs-sandbox` process, from spawn to
  * exit, against `node -e 0` (node's own start, the floor any node program pays) in the same rounds,
  * the order rotated every round. `cat` is a sandboxed 1 KiB read (default profile: workspace-write
- * on the cwd, so the Bun self-check, the launch and one cold helper are in it); `cat --no-sandbox`
+ * on the cwd, so the broker's set-up, the launch and one cold helper are in it); `cat --no-sandbox`
  * is the same read in-process (the program's own start and the read, nothing spawned). With
- * `baselineBin` (another built checkout's bin/fs-sandbox.js), its `--version` and `cat
+ * `baselineBin` (another built checkout's bin/fs-sandbox.js), its `--version`, `cat` and `cat
  * --no-sandbox` are in the same rounds, as `(baseline)`.
  */
 export async function measureCliStart(fixture, cliBin, rounds, baselineBin = null) {
@@ -23,6 +23,7 @@ export async function measureCliStart(fixture, cliBin, rounds, baselineBin = nul
       ? {}
       : {
           'fs-sandbox --version (baseline)': [process.execPath, baselineBin, '--version'],
+          'fs-sandbox cat (sandboxed) (baseline)': [process.execPath, baselineBin, 'cat', fixture.oneKiB],
           'fs-sandbox cat --no-sandbox (baseline)': [
             process.execPath,
             baselineBin,
