@@ -10,6 +10,7 @@
 // orders packages topologically).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { writeCodeCache } from './code-cache.mjs';
@@ -33,10 +34,33 @@ const common = {
   legalComments: 'none',
 };
 
+/**
+ * zod's messages in English only. Its 64 locales were a quarter of the bundle's bytes, and every
+ * start pays for bytes: the bundle is read and its code cache deserialized whole. The program
+ * never switches zod's language (the policy words its messages itself, serde-messages.ts), so
+ * `zod/v4/locales/index.js` is bundled as its English entry alone; zod's default, `en`, is what
+ * zod imports directly anyway.
+ */
+const englishZod = {
+  name: 'english-zod',
+  setup(build) {
+    build.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${sep}zod${sep}`)
+        ? { path: resolve(args.resolveDir, args.path), namespace: 'english-zod' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'english-zod' }, (args) => ({
+      contents: "export { default as en } from './en.js';",
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
 await Promise.all([
   build({
     ...common,
     format: 'cjs',
+    plugins: [englishZod],
     entryPoints: { cli: 'src/cli/bin.ts' },
     outExtension: { '.js': '.cjs' },
     outdir: 'dist',
