@@ -4,6 +4,8 @@ import {
   linkSync,
   mkdirSync,
   mkdtempSync,
+  type PathLike,
+  realpathSync,
   renameSync,
   rmSync,
   symlinkSync,
@@ -66,6 +68,24 @@ describe('host reads', () => {
     ).toBe(true);
     expect(() => host.lstat(join(base, 'missing'))).toThrow(expect.objectContaining({ code: 'ENOENT' }));
     expect(() => host.assertExecutable(join(base, 'f'))).toThrow(expect.objectContaining({ code: 'EACCES' }));
+  });
+
+  it('take the strings Yarn Plug’n’Play’s fs answers for bytes, and refuse a name whose bytes they lost', () => {
+    // What PnP's replacement of realpathSync.native does: the `buffer` encoding ignored, a string
+    // decoded as UTF-8 answered (a byte that is not UTF-8 becomes U+FFFD).
+    const native = realpathSync.native;
+    realpathSync.native = ((path: PathLike) => native(path, 'utf8')) as typeof native;
+    try {
+      writeFileSync(join(base, 'café'), '');
+      expect(host.realpath(join(base, 'café'))).toEqual(Buffer.from(join(base, 'café')));
+      mkdirSync(Buffer.concat([Buffer.from(`${base}/`), Buffer.from([0xff])]));
+      symlinkSync(Buffer.from([0xff]) as unknown as string, join(base, 'odd'));
+      expect(() => host.realpath(join(base, 'odd'))).toThrow(
+        expect.objectContaining({ kind: 'sandbox_unavailable' }),
+      );
+    } finally {
+      realpathSync.native = native;
+    }
   });
 
   it('are witnessed only while a journal is open, each distinct question once', async () => {

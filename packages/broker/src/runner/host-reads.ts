@@ -13,7 +13,7 @@ import {
   type Stats,
   statSync,
 } from 'node:fs';
-import { fsPathArg } from '@fs-sandbox/policy/core';
+import { FsError, fsPathArg } from '@fs-sandbox/policy/core';
 import { nodeCrypto } from './lazy-crypto.js';
 
 /**
@@ -175,15 +175,32 @@ export function stat(path: string): Stats {
   );
 }
 
+/**
+ * Yarn's Plug'n'Play runtime (a Yarn 4 project's default) replaces node's fs functions with ones that
+ * ignore the `buffer` encoding of readlinkSync and realpathSync.native and answer a string: the
+ * bytes decoded as UTF-8. Given back as bytes, that is exact for a UTF-8 name; a name that is not
+ * UTF-8 came back with U+FFFD in place of its bytes, and is refused rather than guessed at.
+ */
+function asBytes(answer: Buffer | string, path: string): Buffer {
+  if (typeof answer !== 'string') return answer;
+  if (answer.includes('\uFFFD')) {
+    throw new FsError(
+      'sandbox_unavailable',
+      `${JSON.stringify(path)} leads to a name that is not UTF-8, which node's fs under Yarn Plug'n'Play cannot give as bytes (install with nodeLinker: node-modules)`,
+    );
+  }
+  return Buffer.from(answer, 'utf8');
+}
+
 export function readlink(path: string): Buffer {
-  const read = () => readlinkSync(fsPathArg(path), 'buffer');
+  const read = () => asBytes(readlinkSync(fsPathArg(path), 'buffer'), path);
   const answerOf = (text: Buffer) => text.toString('latin1');
   return witnessed('readlink', path, read, answerOf, asking(read, answerOf));
 }
 
 /** The real path (the kernel's resolution, not node's JavaScript one), as bytes. */
 export function realpath(path: string): Buffer {
-  const read = () => realpathSync.native(fsPathArg(path), 'buffer');
+  const read = () => asBytes(realpathSync.native(fsPathArg(path), 'buffer'), path);
   const answerOf = (real: Buffer) => real.toString('latin1');
   return witnessed('realpath', path, read, answerOf, asking(read, answerOf));
 }
