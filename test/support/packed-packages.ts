@@ -75,10 +75,12 @@ export const output = (what: string, result: Run) =>
 
 /**
  * The environment without the settings of a package manager that may be running this test (`pnpm
- * test` sets npm_config_*, which npm and pnpm would both take).
+ * test` sets npm_config_*, which npm and pnpm would both take; Yarn takes YARN_*).
  */
 export function packageManagerEnv(): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm|pnpm)_/i.test(key)));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^(npm|pnpm|yarn)_/i.test(key)),
+  );
   return { ...env, npm_config_update_notifier: 'false' };
 }
 
@@ -158,15 +160,29 @@ export async function packAll(dir: string): Promise<Packed[]> {
   });
 }
 
-/** name@version → integrity, for every package the workspace lockfile pins. */
-function lockfileIntegrities(): Map<string, string> {
+/** What the workspace lockfile says of one package version: its integrity and platform fields. */
+interface Locked {
+  integrity: string;
+  os?: string[];
+  cpu?: string[];
+  libc?: string[];
+}
+
+/** name@version → its lockfile entry, for every package the workspace lockfile pins. */
+function lockfileEntries(): Map<string, Locked> {
   const lockfile = readFileSync(join(REPO, 'pnpm-lock.yaml'), 'utf8');
-  const integrities = new Map<string, string>();
+  const entries = new Map<string, Locked>();
   const entry =
-    /^ {2}'?((?:@[^@\s/']+\/)?[^@\s']+)@([^\s'(:]+)'?:\n {4}resolution: \{integrity: ([^,}\s]+)/gm;
-  for (const match of lockfile.matchAll(entry))
-    integrities.set(`${match[1]}@${match[2]}`, match[3] as string);
-  return integrities;
+    /^ {2}'?((?:@[^@\s/']+\/)?[^@\s']+)@([^\s'(:]+)'?:\n {4}resolution: \{integrity: ([^,}\s]+)\}\n((?: {4}\S.*\n)*)/gm;
+  for (const match of lockfile.matchAll(entry)) {
+    const locked: Locked = { integrity: match[3] as string };
+    for (const field of (match[4] as string).matchAll(/^ {4}(os|cpu|libc): \[([^\]]*)\]$/gm))
+      locked[field[1] as 'os' | 'cpu' | 'libc'] = (field[2] as string)
+        .split(',')
+        .map((value) => value.trim());
+    entries.set(`${match[1]}@${match[2]}`, locked);
+  }
+  return entries;
 }
 
 interface Installed {
@@ -255,10 +271,11 @@ export interface Registry {
  *    installed from (`--store-dir`) and never downloads them.
  *  - `installed`: each package's installed folder in the workspace, packed on first request, with
  *    that tarball's integrity: what npm, which has no such store, downloads.
- * A package in neither (another platform's optional binary package, say) is a 404.
+ * A package the lockfile pins for another platform only is served as metadata whose tarball 404s;
+ * anything else is a 404.
  */
 export async function startRegistry(packed: Packed[], thirdParty: 'store' | 'installed'): Promise<Registry> {
-  const integrities = lockfileIntegrities();
+  const locked = lockfileEntries();
   const installed = installedPackages();
   const misses: string[] = [];
   let url = '';
@@ -270,6 +287,24 @@ export async function startRegistry(packed: Packed[], thirdParty: 'store' | 'ins
     ),
     dist,
   });
+  /**
+   * A package the lockfile pins but the workspace did not install: another platform's binary
+   * package. Its metadata (platform fields, integrity) with a tarball URL that 404s, as a package
+   * manager that asks for every optional dependency's metadata before it skips the ones for other
+   * platforms (yarn) needs; none downloads it.
+   */
+  function lockedOnly(name: string): object | undefined {
+    const entries = [...locked]
+      .filter(([key]) => key.startsWith(`${name}@`) && key.indexOf('@', 1) === name.length)
+      .map(([key, { integrity, ...platform }]) => {
+        const number = key.slice(name.length + 1);
+        const dist = { integrity, tarball: `${url}/-/other-platform/${name}@${number}.tgz` };
+        return [number, { name, version: number, ...platform, dist }] as const;
+      });
+    if (entries.length === 0) return undefined;
+    const latest = entries.at(-1)?.[0] as string;
+    return { name, 'dist-tags': { latest }, versions: Object.fromEntries(entries) };
+  }
   async function packument(name: string): Promise<object | undefined> {
     const own = packed.find((pkg) => pkg.name === name);
     if (own !== undefined) {
@@ -282,11 +317,11 @@ export async function startRegistry(packed: Packed[], thirdParty: 'store' | 'ins
       };
     }
     const versions = installed.get(name);
-    if (versions === undefined) return undefined;
+    if (versions === undefined) return lockedOnly(name);
     const entries: Array<[string, object]> = [];
     for (const [number, { manifest, dir }] of versions) {
       if (thirdParty === 'store') {
-        const integrity = integrities.get(`${name}@${number}`);
+        const integrity = locked.get(`${name}@${number}`)?.integrity;
         if (integrity === undefined) continue;
         entries.push([
           number,
