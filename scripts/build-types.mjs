@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { zodFreeTypes } from './zod-free-types.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const PACKAGES = ['policy', 'helper', 'broker'];
@@ -75,6 +76,17 @@ const diagnostics = ts.sortAndDeduplicateDiagnostics([
   ...emitted.diagnostics,
 ]);
 if (diagnostics.length > 0 || emitted.emitSkipped) fail(diagnostics);
+
+zodFreeTypes({
+  program,
+  outputs,
+  policy: packages[0],
+  dependents: packages.slice(1),
+  fail: (message) => {
+    process.stderr.write(`build-types: ${message}; no declaration file written\n`);
+    process.exit(1);
+  },
+});
 
 for (const pkg of packages) rmSync(pkg.outDir, { recursive: true, force: true });
 for (const [file, text] of outputs) {
