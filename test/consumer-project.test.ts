@@ -143,10 +143,12 @@ describe('a project outside the workspace that installs the packed packages', ()
       throw new Error(`${output('pnpm install', install)}\nregistry 404s: ${registry.misses.join(', ')}`);
     }
     const names = Object.keys(CONFIGS) as ConfigName[];
+    // The nodenext check also lists the files it read and its figures (types, check time, memory).
+    const extra = (name: ConfigName) => (name === 'nodenext' ? ['--listFiles', '--extendedDiagnostics'] : []);
     checks = Object.fromEntries(
       names.map((name) => [
         name,
-        run(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], { cwd: project }),
+        run(process.execPath, [TSC, '-p', `tsconfig.${name}.json`, ...extra(name)], { cwd: project }),
       ]),
     ) as Record<ConfigName, Promise<Run>>;
   }, HANG_MS);
@@ -212,6 +214,18 @@ describe('a project outside the workspace that installs the packed packages', ()
     },
     HANG_MS,
   );
+
+  it('declares its types without zod: a consumer checking every declaration file checks none of zod’s', async () => {
+    const result = await checks.nodenext;
+    expect(result.code, output('tsc -p tsconfig.nodenext.json', result)).toBe(0);
+    const files = result.stdout.split('\n').filter((line) => line.startsWith('/'));
+    expect(files.filter((file) => file.includes('/@fs-sandbox/broker/'))).not.toEqual([]);
+    expect(files.filter((file) => /\/zod\/|\/zod@/.test(file))).toEqual([]);
+    const figure = (name: string) => result.stdout.match(new RegExp(`^${name}:\\s+(\\S+)`, 'm'))?.[1];
+    process.stdout.write(
+      `consumer type-check (nodenext, skipLibCheck off): ${figure('Files')} files, ${figure('Types')} types, check ${figure('Check time')}, memory ${figure('Memory used')}\n`,
+    );
+  });
 
   it(
     'runs: a sandboxed write and read through the installed library, a denied write refused',
