@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FsError } from '@fs-sandbox/policy';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type AuditRecord, FileAuditLog } from '../src/server/audit-log.js';
 import { FakeBroker, readyClient } from './support/fake-server.js';
 
@@ -160,8 +160,8 @@ describe('audit log', () => {
     const { client, broker } = await readyClient({ audit });
     broker.files.set('file:///w/a', Buffer.from('a'));
     await client.request('fs/readFile', { path: 'file:///w/a' });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(audit.failure).not.toBeNull();
+    // The record's write fails after the reply: wait for it (polled, not a fixed pause).
+    await vi.waitFor(() => expect(audit.failure).not.toBeNull(), { timeout: 10_000, interval: 5 });
     const reply = await client.request('fs/readFile', { path: 'file:///w/a' });
     expect(reply.error).toMatchObject({ code: -32603, data: { errorKind: 'io_error' } });
     expect(reply.error?.message).toMatch(/^audit log is unavailable: /);
