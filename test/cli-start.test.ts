@@ -37,13 +37,22 @@ describe('the CLI start', () => {
     expect(run(['cat', '--help'])).toMatch(/^Usage: fs-sandbox cat \[options\] <path>/);
   });
 
-  it("ships a code cache for this node's V8 that V8 accepts for the bundle", () => {
+  it("ships both code caches for this node's V8, each one V8 accepts for the bundle", () => {
     const program = join(CLI, 'dist/cli.cjs');
-    const { codeCachePath } = createRequire(import.meta.url)(join(CLI, 'bin/load.cjs')) as {
-      codeCachePath(v8Version: string): string;
+    const { codeCachePath, cacheKind, CACHE_KINDS } = createRequire(import.meta.url)(
+      join(CLI, 'bin/load.cjs'),
+    ) as {
+      codeCachePath(v8Version: string, kind: string): string;
+      cacheKind(argv: string[]): string;
+      CACHE_KINDS: string[];
     };
-    const cachedData = readFileSync(codeCachePath(process.versions.v8));
-    const script = new Script(wrap(readFileSync(program, 'utf8')), { filename: program, cachedData });
-    expect(script.cachedDataRejected).toBe(false);
+    expect(cacheKind(['cat', '--no-sandbox', 'a.txt'])).toBe('in-process');
+    expect(cacheKind(['cat', 'a.txt'])).toBe('sandboxed');
+    expect(CACHE_KINDS.sort()).toEqual(['in-process', 'sandboxed']);
+    for (const kind of CACHE_KINDS) {
+      const cachedData = readFileSync(codeCachePath(process.versions.v8, kind));
+      const script = new Script(wrap(readFileSync(program, 'utf8')), { filename: program, cachedData });
+      expect(script.cachedDataRejected, kind).toBe(false);
+    }
   });
 });
