@@ -1,10 +1,26 @@
-import type { ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { encodeRequest, type HelperReply, type HelperRequest } from '@fs-sandbox/helper';
 import { FsError, LIMITS, parseProgressLine, type TreeProgress } from '@fs-sandbox/policy/core';
 import type { LaunchSpec } from '../backends/backend.js';
 import { launchFailure } from './launch-failure.js';
 import { ReplyReader } from './reply-reader.js';
 import { spawnLaunch } from './spawn-launch.js';
+
+/**
+ * What a helper run needs of its started launch: node's ChildProcess (spawnLaunch), or the warm
+ * pool's stand-in for one its spawner process started (pool/spawner.ts).
+ */
+export interface HelperChild {
+  readonly pid?: number | undefined;
+  readonly stdin: Writable | null;
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
+  kill(signal?: NodeJS.Signals | number): boolean;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'close', listener: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
+  ref(): void;
+  unref(): void;
+}
 
 export interface RunHelperOptions {
   /** Aborting kills the helper's process tree; the call rejects with `internal_error`. */
@@ -29,7 +45,7 @@ export interface RunHelperOptions {
  * down with the broker if the broker is SIGKILLed.
  */
 export class HelperProcess {
-  private readonly child: ChildProcess;
+  private readonly child: HelperChild;
   private readonly stderr = new HelperStderr(LIMITS.helperMaxStderrBytes);
   private reader: ReplyReader | null = null;
   private spawnError: Error | null = null;
@@ -40,8 +56,11 @@ export class HelperProcess {
   private started = false;
   private onReplyComplete: (() => void) | null = null;
 
-  private constructor(private readonly launch: LaunchSpec) {
-    this.child = spawnLaunch(launch);
+  private constructor(
+    private readonly launch: LaunchSpec,
+    start: (launch: LaunchSpec) => HelperChild,
+  ) {
+    this.child = start(launch);
     this.child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));
     this.child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
     // EPIPE when the helper exits before reading all of stdin: its exit status says what happened.
@@ -56,8 +75,8 @@ export class HelperProcess {
     this.child.on('close', (code, signal) => this.markExited(code, signal));
   }
 
-  static start(launch: LaunchSpec): HelperProcess {
-    return new HelperProcess(launch);
+  static start(launch: LaunchSpec, start: (launch: LaunchSpec) => HelperChild = spawnLaunch): HelperProcess {
+    return new HelperProcess(launch, start);
   }
 
   get pid(): number | undefined {
@@ -91,15 +110,22 @@ export class HelperProcess {
   /** Kills the whole process tree (idempotent); a run in progress rejects with `error`. */
   kill(error: FsError = new FsError('internal_error', 'the helper was stopped')): void {
     if (this.failure === null) this.failure = error;
-    if (this.exit !== null || this.child.pid === undefined) return;
+    if (this.exit !== null) return;
     // Whoever kills it may wait for its exit (the pool's close does): keep the loop alive until then.
     this.setReferenced(true);
+    const pid = this.child.pid;
     try {
-      // The negative pid names the process group created by `detached`.
-      process.kill(-this.child.pid, 'SIGKILL');
+      // The negative pid names the process group created by `detached`. No pid yet: a spawn that
+      // failed (nothing to kill), or one the pool's spawner has not answered (killed on its answer).
+      if (pid === undefined) this.child.kill('SIGKILL');
+      else process.kill(-pid, 'SIGKILL');
     } catch {
       this.child.kill('SIGKILL');
     }
+    // bwrap's sandboxed child dies with it only once it has armed --die-with-parent: one killed in
+    // the instant before is orphaned, blocked reading its request. Its stdin closed, it reads
+    // end-of-file and exits, so it neither stays behind nor holds its stdout open forever.
+    this.child.stdin?.destroy();
   }
 
   /**
