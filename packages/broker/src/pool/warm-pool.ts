@@ -1,13 +1,20 @@
 import type { HelperReply, HelperRequest } from '@fs-sandbox/helper';
 import type { LaunchSpec } from '../backends/backend.js';
-import { cancelled, HelperProcess, type RunHelperOptions } from '../runner/helper-process.js';
+import {
+  cancelled,
+  type HelperChild,
+  HelperProcess,
+  type RunHelperOptions,
+} from '../runner/helper-process.js';
 import type { HelperLauncher } from '../runner/spawn-helper.js';
+import { spawnLaunch } from '../runner/spawn-launch.js';
 import { killOnExit, type ProcessOwner } from './exit-cleanup.js';
 import { probeFreshness } from './freshness-probe.js';
 import { launchKey } from './launch-key.js';
 import type { PoolOptions } from './pool-options.js';
 import { emptyCounters, type PoolStats } from './pool-stats.js';
 import { spareLaunch } from './spare-launch.js';
+import { Spawner } from './spawner.js';
 
 interface Spare {
   helper: HelperProcess;
@@ -64,6 +71,8 @@ export class WarmPool implements ProcessOwner {
   /** How long the latest cold run took from spawn to reply: what a spare needs to be ready. */
   private startMs = 0;
   private closed = false;
+  /** Starts the spares off this process's event loop (see spawner.ts); made by the first refill. */
+  private spawner: Spawner | null = null;
   private readonly forgetExitHook: () => void;
 
   constructor(private readonly options: PoolOptions) {
@@ -113,6 +122,8 @@ export class WarmPool implements ProcessOwner {
     this.killAll();
     this.forgetExitHook();
     await Promise.all([...this.live].map((helper) => new Promise<void>((resolve) => helper.onExit(resolve))));
+    // Only now: the exits of the helpers it started come through it.
+    this.spawner?.close();
   }
 
   killAll(): void {
@@ -178,8 +189,8 @@ export class WarmPool implements ProcessOwner {
     return reply;
   }
 
-  private spawn(launch: LaunchSpec): HelperProcess {
-    const helper = HelperProcess.start(launch);
+  private spawn(launch: LaunchSpec, start: (launch: LaunchSpec) => HelperChild = spawnLaunch): HelperProcess {
+    const helper = HelperProcess.start(launch, start);
     this.counters.spawned += 1;
     this.live.add(helper);
     helper.onExit(() => this.live.delete(helper));
@@ -216,7 +227,7 @@ export class WarmPool implements ProcessOwner {
   }
 
   private addSpare(shape: Shape, key: string, launch: LaunchSpec): void {
-    const helper = this.spawn(this.hurried.has(key) ? launch : spareLaunch(launch));
+    const helper = this.spawn(this.hurried.has(key) ? launch : spareLaunch(launch), this.spareStart());
     helper.setReferenced(false);
     const spare: Spare = {
       helper,
@@ -235,6 +246,14 @@ export class WarmPool implements ProcessOwner {
       // Still listed: it exited while waiting (crashed, or killed from outside).
       if (this.removeSpare(key, spare)) this.counters.died += 1;
     });
+  }
+
+  /** How a spare is started: by the spawner where there can be one, else in this process. */
+  private spareStart(): (launch: LaunchSpec) => HelperChild {
+    if (!Spawner.supported) return spawnLaunch;
+    this.spawner ??= new Spawner();
+    const spawner = this.spawner;
+    return (launch) => spawner.spawn(launch);
   }
 
   private raiseSurge(key: string): void {
