@@ -25,8 +25,9 @@
 //                                   checkout (e.g. a worktree of the commit before a change), in
 //                                   the same interleaved rounds, as `readFile cold/warm (baseline)`,
 //                                   and its CLI's `--version`, `cat` and `cat --no-sandbox` in the CLI's
-//                                   start rounds (also with --cli-only), and its awaited reads with
-//                                   no yield in the awaited rounds (also with --awaited-only)
+//                                   start rounds (also with --cli-only), and its spaced warm read
+//                                   and awaited reads with no yield in the awaited rounds (also
+//                                   with --awaited-only)
 //   node bench/run.mjs [rounds] --runtimes-only
 //                                   only the node-vs-Bun comparison
 //   node bench/run.mjs [rounds] --cli-only

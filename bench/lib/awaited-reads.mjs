@@ -9,6 +9,8 @@ export const AWAITED_READS = 50;
 const SPACING_MS = 150;
 /** Spaced reads per round, so the spaced row has as many samples as a few runs. */
 const SPACED_PER_ROUND = 5;
+/** The spaced brokers' pool: two spares of the one shape, kept for the whole run. */
+const SPACED_POOL = { size: 2, perKey: 2, idleMs: 600_000 };
 
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
@@ -20,7 +22,7 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
  * before the next call). Beside them, in the same rounds, the spaced warm read (a ready spare and a
  * pause before each call). Per runtime: the medians and the share of each run's reads a spare
  * served (pool hits over hits and misses). With `baseline` (another checkout's broker library), its
- * runs with no yield are in the same rounds too.
+ * spaced reads and its runs with no yield are in the same rounds too.
  */
 export async function measureAwaitedReads(fixture, sandbox, runtimes, rounds, baseline = null) {
   const params = { path: uri(fixture.oneKiB), sandbox };
@@ -48,8 +50,11 @@ export async function measureAwaitedReads(fixture, sandbox, runtimes, rounds, ba
     runtimes.map((runtime) => [
       runtime,
       {
-        spacedBroker: createBroker({ pool: { size: 2, perKey: 2, idleMs: 600_000 }, helperRuntime: runtime }),
+        spacedBroker: createBroker({ pool: SPACED_POOL, helperRuntime: runtime }),
         spaced: [],
+        baselineSpacedBroker:
+          baseline === null ? null : baseline.createBroker({ pool: SPACED_POOL, helperRuntime: runtime }),
+        baselineSpaced: [],
         noYield: { samples: [], hits: 0, misses: 0 },
         yield: { samples: [], hits: 0, misses: 0 },
         baselineNoYield: { samples: [], hits: 0, misses: 0 },
@@ -61,19 +66,28 @@ export async function measureAwaitedReads(fixture, sandbox, runtimes, rounds, ba
     into.hits += run.hits;
     into.misses += run.misses;
   };
-  for (const runtime of runtimes) await timed(per[runtime].spacedBroker);
+  for (const runtime of runtimes) {
+    await timed(per[runtime].spacedBroker);
+    if (baseline !== null) await timed(per[runtime].baselineSpacedBroker);
+  }
   // Between runs only the spaced brokers keep spares (two each): every run's broker is closed.
-  const spares = 2 * runtimes.length;
+  const spares = SPACED_POOL.perKey * runtimes.length * (baseline === null ? 1 : 2);
   for (let round = 0; round < rounds; round++) {
     for (const runtime of rotated(runtimes, round)) {
       const figures = per[runtime];
-      const modes = ['spaced', 'noYield', 'yield', ...(baseline === null ? [] : ['baselineNoYield'])];
+      const modes = [
+        'spaced',
+        'noYield',
+        'yield',
+        ...(baseline === null ? [] : ['baselineSpaced', 'baselineNoYield']),
+      ];
       for (const mode of rotated(modes, round)) {
-        if (mode === 'spaced') {
+        if (mode === 'spaced' || mode === 'baselineSpaced') {
+          const broker = mode === 'spaced' ? figures.spacedBroker : figures.baselineSpacedBroker;
           for (let i = 0; i < SPACED_PER_ROUND; i++) {
             await spareReady(fixture.ws, spares);
             await pause(SPACING_MS);
-            figures.spaced.push(await timed(figures.spacedBroker));
+            figures[mode].push(await timed(broker));
           }
           continue;
         }
@@ -84,10 +98,14 @@ export async function measureAwaitedReads(fixture, sandbox, runtimes, rounds, ba
       }
     }
   }
-  await Promise.all(runtimes.map((runtime) => per[runtime].spacedBroker.close()));
+  await Promise.all(
+    runtimes
+      .flatMap((runtime) => [per[runtime].spacedBroker, per[runtime].baselineSpacedBroker ?? []].flat())
+      .map((broker) => broker.close()),
+  );
   return Object.fromEntries(
     runtimes.map((runtime) => {
-      const { spaced, noYield, yield: yielded, baselineNoYield } = per[runtime];
+      const { spaced, noYield, yield: yielded, baselineSpaced, baselineNoYield } = per[runtime];
       return [
         runtime,
         {
@@ -97,6 +115,7 @@ export async function measureAwaitedReads(fixture, sandbox, runtimes, rounds, ba
           ...(baseline === null
             ? {}
             : {
+                baselineSpaced: summarize(baselineSpaced),
                 baselineNoYield: { ...summarize(baselineNoYield.samples), hitRate: hitRate(baselineNoYield) },
               }),
         },
@@ -112,7 +131,10 @@ function hitRate({ hits, misses }) {
 /** The rows as text, with each awaited median against the spaced one of the same rounds. */
 export function formatAwaitedReads(result) {
   const lines = [`Awaited reads (library, ${AWAITED_READS} per run, a fresh broker each run)`];
-  for (const [runtime, { spaced, noYield, yield: yielded, baselineNoYield }] of Object.entries(result)) {
+  for (const [
+    runtime,
+    { spaced, noYield, yield: yielded, baselineSpaced, baselineNoYield },
+  ] of Object.entries(result)) {
     const ratio = (figures) => (figures.median / spaced.median).toFixed(2);
     const pct = (rate) => `${(rate * 100).toFixed(0)}%`;
     lines.push(
@@ -122,7 +144,7 @@ export function formatAwaitedReads(result) {
         `no yield / setImmediate ${(noYield.median / yielded.median).toFixed(2)}×` +
         (baselineNoYield === undefined
           ? ''
-          : `; baseline no yield ${baselineNoYield.median.toFixed(2)} ms, ${ratio(baselineNoYield)}× spaced, pool hits ${pct(baselineNoYield.hitRate)}`),
+          : `; baseline spaced ${baselineSpaced.median.toFixed(2)} ms, no yield ${baselineNoYield.median.toFixed(2)} ms, ${(baselineNoYield.median / baselineSpaced.median).toFixed(2)}× its spaced, pool hits ${pct(baselineNoYield.hitRate)}`),
     );
   }
   return lines.join('\n');
