@@ -1,4 +1,4 @@
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,6 +74,29 @@ function isAlive(pid: number): boolean {
   }
 }
 
+function isStopped(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'T';
+}
+
+/** This process's children whose command line holds `name` (the spawners it started). */
+function childrenNamed(name: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return (
+          ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(name)
+        );
+      } catch {
+        return false;
+      }
+    });
+}
+
 function responseOf(reply: HelperReply): { ppid: number; fds: Record<string, string>; echo: unknown } {
   if (reply.status !== 'ok') throw new Error(`expected an ok reply, got ${JSON.stringify(reply)}`);
   return reply.payload.response as never;
@@ -115,6 +138,28 @@ describe.runIf(Spawner.supported)('pool spawner', () => {
     await exited(helper);
     expect(helper.pid).toBeDefined();
     await until(() => !isAlive(helper.pid as number), 'the helper to be gone');
+  });
+
+  it('a spawner that does not answer (stopped) holds no call past its timeout; its launch is killed later', async () => {
+    const spawner = await listeningSpawner();
+    const [spawnerPid] = childrenNamed(SPAWNER_NAME).filter((pid) => isAlive(pid) && !isStopped(pid));
+    process.kill(spawnerPid as number, 'SIGSTOP');
+    try {
+      const helper = HelperProcess.start(launch, (each) => spawner.spawn(each));
+      const started = Date.now();
+      const outcome = await helper
+        .run({ operation: 'fs/getMetadata', params: {} }, { timeoutMs: 300 })
+        .catch((e) => e);
+      expect(outcome).toMatchObject({ kind: 'timeout' });
+      // Settled by its timeout, not by the spawner (stopped for the whole wait).
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(helper.pid).toBeUndefined();
+      process.kill(spawnerPid as number, 'SIGCONT');
+      await until(() => helper.pid !== undefined, 'the resumed spawner to answer');
+      await until(() => !isAlive(helper.pid as number), 'the late launch to be killed');
+    } finally {
+      process.kill(spawnerPid as number, 'SIGCONT');
+    }
   });
 
   it('ends with close(), killing what it started, and later spawns are made in this process', async () => {

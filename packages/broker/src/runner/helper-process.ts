@@ -162,9 +162,15 @@ export class HelperProcess {
           reject(error);
         }
       };
+      const stop = (error: FsError) => {
+        this.kill(error);
+        // One the pool's spawner has not answered yet is killed on its answer, and its exit comes
+        // only then: a spawner that does not answer (stopped, starved) must not hold the call.
+        if (this.child.pid === undefined) finish(() => this.outcome());
+      };
       const timer = setTimeout(
         () =>
-          this.kill(
+          stop(
             new FsError(
               'timeout',
               `helper did not finish within ${timeoutMs} ms; its process tree was killed`,
@@ -172,7 +178,7 @@ export class HelperProcess {
           ),
         timeoutMs,
       );
-      const onAbort = () => this.kill(cancelled());
+      const onAbort = () => stop(cancelled());
       options.signal?.addEventListener('abort', onAbort, { once: true });
       if (settle === 'reply') this.onReplyComplete = () => finish(() => reader.finish());
       this.onExit(() => {
