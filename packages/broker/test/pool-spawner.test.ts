@@ -108,7 +108,8 @@ describe.runIf(Spawner.supported)('pool spawner', () => {
   it('starts a launch in its own process and hands its pipes over: the request and reply pass', async () => {
     const spawner = await listeningSpawner();
     const helper = HelperProcess.start(launch, (each) => spawner.spawn(each));
-    const echo = 'x'.repeat(200_000);
+    // Larger than a socket's buffer: queued writes must all reach the helper before its stdin ends.
+    const echo = 'x'.repeat(4_000_000);
     const { ppid, echo: echoed } = responseOf(
       await helper.run({ operation: 'fs/getMetadata', params: { echo } }, {}),
     );

@@ -10,6 +10,7 @@ import { launchCommand } from '../src/backends/launch-command.js';
 import { launchKey } from '../src/pool/launch-key.js';
 import { resolvePoolOptions } from '../src/pool/pool-options.js';
 import { spareLaunch } from '../src/pool/spare-launch.js';
+import { SPAWNER_ANSWER_MS, Spawner } from '../src/pool/spawner.js';
 import { WarmPool } from '../src/pool/warm-pool.js';
 import { directLaunch } from './support/launches.js';
 
@@ -438,6 +439,53 @@ describe('pool options', () => {
       '--warm-up',
     ]);
   });
+
+  it.runIf(Spawner.supported)(
+    'runs calls cold while its spawner does not answer (stopped), and closes without it',
+    async () => {
+      const pool = newPool({ size: 4, perKey: 2, idleMs: 30_000 });
+      const launch = await fakeLaunch();
+      responseOf(await pool.launch(launch, request(), {}));
+      // The first refill starts the spawner; its spares are this process's own until it listens.
+      const spawner = () => (pool as unknown as { spawner: Spawner | null }).spawner;
+      await until(() => spawner()?.listening === true && pool.stats().warm === 2, 'the spawner to listen');
+      const spawnerPid = spawner()?.pid as number;
+      process.kill(spawnerPid, 'SIGSTOP');
+      try {
+        // These take the two spares made before it listened; their refills go to the stopped spawner.
+        responseOf(await pool.launch(launch, request(), {}));
+        responseOf(await pool.launch(launch, request(), {}));
+        await until(
+          () => spawner()?.stalled === true,
+          'the spawner to count as stalled',
+          SPAWNER_ANSWER_MS * 5,
+        );
+        const misses = pool.stats().misses;
+        const started = Date.now();
+        // Not handed a spare the spawner never started: run cold, answered at once.
+        responseOf(await pool.launch(launch, request(), { timeoutMs: 20_000 }));
+        expect(Date.now() - started).toBeLessThan(10_000);
+        expect(pool.stats().misses).toBe(misses + 1);
+        // Its refill is this process's own spawn again: the next call is served warm.
+        await until(() => pool.stats().warm > 0 && pidsStarted(launch.pidDir).length >= 4, 'a local spare');
+        const hits = pool.stats().hits;
+        responseOf(await pool.launch(launch, request(), {}));
+        expect(pool.stats().hits).toBe(hits + 1);
+        // close() does not wait on exits the stopped spawner would relay: it kills it.
+        const closing = Date.now();
+        await pool.close();
+        expect(Date.now() - closing).toBeLessThan(SPAWNER_ANSWER_MS + 5_000);
+        await until(() => !isAlive(spawnerPid), 'the stalled spawner to be killed');
+      } finally {
+        try {
+          process.kill(spawnerPid, 'SIGCONT');
+        } catch {
+          // Killed by close().
+        }
+      }
+    },
+    30_000,
+  );
 });
 
 describe('launch key', () => {

@@ -33,9 +33,19 @@ interface SpawnerMessage {
  * never used costs nothing); the broker's inherited descriptors are covered in it as in every
  * helper; ends with close(), or on its own when the broker's process goes.
  */
+/**
+ * How long a spawn may go unanswered before the spawner counts as stalled (stopped, or starved of
+ * CPU): a spawn takes it milliseconds. Stalled, its spawns are the broker's own again, the pool
+ * hands out none of the spares it has not answered for, and the pool's close() stops waiting for
+ * it (see WarmPool).
+ */
+export const SPAWNER_ANSWER_MS = 2_000;
+
 export class Spawner {
   private readonly process: ChildProcess;
   private readonly children = new Map<number, RemoteChild>();
+  /** When each spawn not yet answered with its pid was sent (performance.now()), oldest first. */
+  private readonly unanswered = new Map<number, number>();
   private nextId = 0;
   private ready = false;
   private gone = false;
@@ -59,9 +69,19 @@ export class Spawner {
     this.setHeld(0);
   }
 
-  /** True once the spawner listens (spawns go through it) and until it is gone. */
+  /** True once the spawner listens (spawns go through it) and until it is gone or stalled. */
   get listening(): boolean {
-    return this.ready && !this.gone;
+    return this.ready && !this.gone && !this.stalled;
+  }
+
+  /** A spawn has waited longer than SPAWNER_ANSWER_MS for its pid. */
+  get stalled(): boolean {
+    const oldest = this.unanswered.values().next();
+    return !oldest.done && performance.now() - oldest.value > SPAWNER_ANSWER_MS;
+  }
+
+  get pid(): number | undefined {
+    return this.process.pid;
   }
 
   static get supported(): boolean {
@@ -79,6 +99,7 @@ export class Spawner {
     const id = this.nextId++;
     const child = new RemoteChild((delta) => this.setHeld(this.held + delta));
     this.children.set(id, child);
+    this.unanswered.set(id, performance.now());
     const seccomp =
       launch.inputs?.seccomp == null ? null : { fd: launch.inputs.firstFd, program: launch.inputs.seccomp };
     this.process.send({ id, file, args, env: launch.env, stdio, seccomp }, (error: Error | null) => {
@@ -92,11 +113,25 @@ export class Spawner {
     if (this.process.connected) this.process.disconnect();
   }
 
+  /**
+   * Kills a spawner that cannot end by itself (stopped): what it started dies with it (bwrap's
+   * --die-with-parent; a helper blocked on its request reads end-of-file), and its launches the
+   * broker holds fail or count as killed (onGone).
+   */
+  terminate(): void {
+    try {
+      this.process.kill('SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+
   private onMessage(message: SpawnerMessage, handle: Socket | undefined): void {
     if (message.ready === true) {
       this.ready = true;
       return;
     }
+    this.unanswered.delete(message.id ?? -1);
     const child = this.children.get(message.id ?? -1);
     if (child === undefined) {
       handle?.destroy();
@@ -117,6 +152,7 @@ export class Spawner {
     this.gone = true;
     for (const child of this.children.values()) child.orphaned();
     this.children.clear();
+    this.unanswered.clear();
     this.setHeld(0);
   }
 
@@ -179,7 +215,12 @@ class RemoteChild extends EventEmitter implements HelperChild {
       if (this.stdin.destroyed) socket.destroy();
       else {
         this.stdin.pipe(socket);
-        this.stdin.on('close', () => socket.destroy());
+        // Passed on whole, the pipe ends the socket once its writes are flushed (a destroy then
+        // would drop what is still queued: a large request arrived cut short). Only a stdin
+        // destroyed before all of it went through (a kill) cuts the socket.
+        this.stdin.on('close', () => {
+          if (!this.stdin.readableEnded) socket.destroy();
+        });
       }
     } else {
       const output = stream === 1 ? this.stdout : this.stderr;

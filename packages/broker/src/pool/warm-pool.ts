@@ -14,7 +14,7 @@ import { launchKey } from './launch-key.js';
 import type { PoolOptions } from './pool-options.js';
 import { emptyCounters, type PoolStats } from './pool-stats.js';
 import { spareLaunch } from './spare-launch.js';
-import { Spawner } from './spawner.js';
+import { SPAWNER_ANSWER_MS, Spawner } from './spawner.js';
 
 interface Spare {
   helper: HelperProcess;
@@ -121,9 +121,19 @@ export class WarmPool implements ProcessOwner {
     this.closed = true;
     this.killAll();
     this.forgetExitHook();
-    await Promise.all([...this.live].map((helper) => new Promise<void>((resolve) => helper.onExit(resolve))));
-    // Only now: the exits of the helpers it started come through it.
-    this.spawner?.close();
+    // The exits of the helpers the spawner started come through it: one that does not relay them
+    // within its bound (stopped) is killed, which ends them all (Spawner.terminate).
+    const spawner = this.spawner;
+    const bound = setTimeout(() => spawner?.terminate(), SPAWNER_ANSWER_MS);
+    try {
+      await Promise.all(
+        [...this.live].map((helper) => new Promise<void>((resolve) => helper.onExit(resolve))),
+      );
+    } finally {
+      clearTimeout(bound);
+    }
+    // Only now, for the same reason.
+    spawner?.close();
   }
 
   killAll(): void {
@@ -197,13 +207,20 @@ export class WarmPool implements ProcessOwner {
     return helper;
   }
 
-  /** The oldest live spare of this shape (the likeliest to have finished starting), if any. */
+  /**
+   * The oldest live spare of this shape (the likeliest to have finished starting), if any. While the
+   * spawner is stalled, a spare it has not answered for (no pid) may never start: it is dropped
+   * (killed once the spawner answers, or with the spawner) rather than waited on, so the request
+   * runs cold and the refill after it is this process's own spawn.
+   */
   private take(key: string): Spare | null {
+    const stalled = this.spawner?.stalled === true;
     for (;;) {
       const spare = this.shapes.get(key)?.spares[0];
       if (spare === undefined) return null;
       this.removeSpare(key, spare);
-      if (spare.helper.alive) return spare;
+      if (stalled && spare.helper.pid === undefined) spare.helper.kill();
+      else if (spare.helper.alive) return spare;
     }
   }
 
