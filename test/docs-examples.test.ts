@@ -182,6 +182,25 @@ const COMMANDS: Record<string, Coverage> = {
     coveredBy:
       'test/consumer-project.test.ts (the broker tarball installed with pnpm, its siblings from theirs)',
   },
+  'npm install @fs-sandbox/broker @fs-sandbox/cli': {
+    coveredBy:
+      'test/packaged-install.test.ts (the packed packages installed with npm from a registry on 127.0.0.1, then doctor, a sandboxed read and mcp through npx)',
+  },
+  'pnpm add @fs-sandbox/broker @fs-sandbox/cli': {
+    coveredBy: 'test/packaged-install.test.ts (the same packages installed with pnpm 10 from that registry)',
+  },
+  'yarn add @fs-sandbox/broker @fs-sandbox/cli': {
+    coveredBy:
+      "test/packaged-install.test.ts (the same packages installed with Yarn 4 under Plug'n'Play from that registry)",
+  },
+  'npx @fs-sandbox/cli mcp DIR': {
+    coveredBy:
+      'test/packaged-install.test.ts, which runs `mcp DIR` through npx in the installed project (the package is not published: nothing here fetches it by name)',
+  },
+  'yarn add @fs-sandbox/broker@file:/tmp/fs-sandbox-tarballs/fs-sandbox-broker-0.1.0.tgz': {
+    notRun:
+      'Yarn would fetch the third-party dependencies from the registry; test/packaged-install.test.ts installs the same tarballs with Yarn 4 from a registry on 127.0.0.1 that serves the third-party ones too',
+  },
   'pnpm add /path/to/fs-sandbox/packages/broker': {
     notRun:
       'a link to a checkout; the same package is what test/consumer-project.test.ts installs from its tarball',
