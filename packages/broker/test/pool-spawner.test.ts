@@ -8,6 +8,7 @@ import { Spawner } from '../src/pool/spawner.js';
 import { SPAWNER_NAME } from '../src/pool/spawner-program.js';
 import { HelperProcess } from '../src/runner/helper-process.js';
 import { directLaunch } from './support/launches.js';
+import { isAlive, isStopped, until } from './support/processes.js';
 
 /**
  * The pool's spawner process (pool/spawner.ts) against a fake helper that answers with what it
@@ -50,33 +51,11 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 async function listeningSpawner(): Promise<Spawner> {
   const spawner = new Spawner();
   spawners.push(spawner);
   await until(() => spawner.listening, 'the spawner to listen');
   return spawner;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-function isStopped(pid: number): boolean {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'T';
 }
 
 /** This process's children whose command line holds `name` (the spawners it started). */

@@ -13,6 +13,7 @@ import { spareLaunch } from '../src/pool/spare-launch.js';
 import { SPAWNER_ANSWER_MS, Spawner } from '../src/pool/spawner.js';
 import { WarmPool } from '../src/pool/warm-pool.js';
 import { directLaunch } from './support/launches.js';
+import { isAlive, until } from './support/processes.js';
 
 /**
  * The pool against a fake helper: a node script that records its pid when it starts, waits for its
@@ -119,23 +120,6 @@ function pidsStarted(pidDir: string): number[] {
 /** When a fake helper started, as it recorded in its pid file. */
 function startedAt(pidDir: string, pid: number): number {
   return Number(readFileSync(join(pidDir, String(pid)), 'utf8'));
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('warm pool', () => {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LaunchSpec } from '../src/backends/backend.js';
 import { runHelper } from '../src/runner/spawn-helper.js';
 import { directLaunch } from './support/launches.js';
+import { isAlive } from './support/processes.js';
 
 /**
  * The runner against fake helper programs: small node scripts that misbehave in one precise way
@@ -51,16 +51,6 @@ async function failureOf(promise: Promise<unknown>): Promise<FsError> {
     return error as FsError;
   }
   throw new Error('expected the run to fail');
-}
-
-/** Running (a zombie waiting for a reaper that is not us counts as dead: it runs nothing). */
-function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 async function waitForFile(path: string): Promise<string> {
