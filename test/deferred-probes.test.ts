@@ -68,6 +68,15 @@ function cliWithUnusableBun(
   });
 }
 
+/** A pool-less broker whose bwrap is a fake one that cannot make its namespaces (fakeBwrap). */
+function brokerWithFakeBwrap(name: string) {
+  const bwrap = fakeBwrap(name);
+  return {
+    bwrap,
+    broker: createBroker({ env: { PATH: '/usr/bin:/bin', FS_SANDBOX_BWRAP: bwrap.path }, pool: false }),
+  };
+}
+
 /** A bwrap that cannot make namespaces, as bwrap says it: each run logs its first argument. */
 function fakeBwrap(name: string): { path: string; runs: () => string[] } {
   const path = join(scratch, name);
@@ -105,11 +114,7 @@ describe('deferred probes', () => {
   });
 
   it('a read under a bwrap that cannot make its namespaces answers under Landlock, and bwrap is not tried again', async () => {
-    const bwrap = fakeBwrap('bwrap-without-namespaces');
-    const broker = createBroker({
-      env: { PATH: '/usr/bin:/bin', FS_SANDBOX_BWRAP: bwrap.path },
-      pool: false,
-    });
+    const { bwrap, broker } = brokerWithFakeBwrap('bwrap-without-namespaces');
     try {
       const path = uri(join(fixture.ws, 'hello.txt'));
       const sandbox = workspaceContext(fixture);
@@ -127,11 +132,7 @@ describe('deferred probes', () => {
   });
 
   it('a write runs the probes first: no launch under an unproven bwrap', async () => {
-    const bwrap = fakeBwrap('bwrap-without-namespaces-2');
-    const broker = createBroker({
-      env: { PATH: '/usr/bin:/bin', FS_SANDBOX_BWRAP: bwrap.path },
-      pool: false,
-    });
+    const { bwrap, broker } = brokerWithFakeBwrap('bwrap-without-namespaces-2');
     try {
       const path = uri(join(fixture.ws, 'written.txt'));
       const write = await broker.callWithInfo('fs/writeFile', {
